@@ -1,0 +1,17 @@
+"""privatelr — differentially private logistic regression (R PrivateLR's ``dplr()`` in Python)."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from . import erm, losses, mechanisms, solver
+from .exceptions import PrivacyWarning
+from .mechanisms import exponential_mechanism
+
+try:
+    __version__ = _version("privatelr")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
+           "__version__"]

@@ -1,0 +1,124 @@
+"""Argument checking shared by the public entry points.
+
+Every helper raises ``TypeError`` or ``ValueError`` whose message names the argument and says
+what would be accepted, so that bad input never surfaces as a NumPy traceback.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_real(name: str, value, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float after checking type, NaN and range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if np.isnan(v):
+        raise ValueError(f"{name} must be a number, got NaN")
+    if np.isinf(v) and not allow_inf:
+        raise ValueError(f"{name} must be finite, got {v}")
+    if low is not None and (v < low or (low_open and v == low)):
+        op = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {op} {low}, got {v}")
+    if high is not None and (v > high or (high_open and v == high)):
+        op = "<" if high_open else "<="
+        raise ValueError(f"{name} must be {op} {high}, got {v}")
+    return v
+
+
+def check_int(name: str, value, *, low: int | None = None) -> int:
+    """Return ``value`` as an int (integral floats accepted) at least ``low``."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got bool {value!r}")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if low is not None and v < low:
+        raise ValueError(f"{name} must be >= {low}, got {v}")
+    return v
+
+
+def as_float_matrix(name: str, X) -> np.ndarray:
+    """A finite, non-empty 2-D float64 array (C order is not forced: no copy when avoidable)."""
+    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be a 2-D numeric array: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}; encode factors first "
+                        "(dplr() does this for you)")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows x columns), got {arr.ndim}-D with shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one row and one column")
+    arr = np.asarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        bad = int((~np.isfinite(arr)).any(axis=1).sum())
+        raise ValueError(f"{name} contains NaN or infinite values in {bad} row(s); remove or impute them")
+    return arr
+
+
+def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
+    """Labels given as 0/1, bool or -1/+1 returned as a float array of -1/+1."""
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    arr = np.asarray(y)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} labels but X has {n} rows; they must match")
+    if arr.dtype == np.bool_:
+        return np.where(arr, 1.0, -1.0)
+    if not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"{name} must be 0/1, bool or -1/+1 numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    values = set(np.unique(arr).tolist())
+    if values <= {0.0, 1.0}:
+        return np.where(arr == 1.0, 1.0, -1.0)
+    if values <= {-1.0, 1.0}:
+        return arr
+    shown = sorted(values)[:5]
+    raise ValueError(f"{name} must be two-valued: 0/1, bool or -1/+1; got values {shown}"
+                     f"{' ...' if len(values) > 5 else ''}")
+
+
+def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.ndarray | None, float]:
+    """Check observation weights against their public bound; return (weights, bound)."""
+    if weights is None:
+        if bound is not None:
+            check_real(bound_name, bound, low=0.0, low_open=True)
+        return None, 1.0
+    if bound is None:
+        raise ValueError(f"{name} given without {bound_name}: the privacy calibration needs a public "
+                         f"upper bound on every weight; pass {bound_name}=<bound>")
+    b = check_real(bound_name, bound, low=0.0, low_open=True)
+    if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
+        weights = weights.to_numpy()
+    w = np.asarray(weights)
+    if w.dtype == object or not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64).reshape(-1) if w.ndim <= 1 else w
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array of length {n} (one weight per row), got shape "
+                         f"{np.shape(weights)}")
+    if not np.isfinite(w).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if (w < 0).any() or (w > b).any():
+        raise ValueError(f"{name} must lie in [0, {bound_name}] = [0, {b}]; got range "
+                         f"[{w.min()}, {w.max()}]")
+    return w, b

@@ -1,0 +1,331 @@
+r"""Differentially private empirical risk minimisation: the one home of the privacy arithmetic.
+
+The estimators are those of Chaudhuri & Monteleoni, *Privacy-preserving logistic regression*,
+NIPS 2008 (NIPS08), and Chaudhuri, Monteleoni & Sarwate, *Differentially private empirical risk
+minimization*, JMLR 12 (2011) 1069–1109 (JMLR11). They minimise
+
+.. math::
+    J(w) = \frac{1}{n}\sum_{i=1}^n a_i\,\ell(y_i\,w^\top x_i) + \frac{\lambda}{2}\|w\|^2,
+    \qquad y_i \in \{-1, +1\},
+
+every coefficient (the intercept too) penalised, over design rows with the public bound
+:math:`\|x_i\| \le B` and weights :math:`0 \le a_i \le A` (``A = 1`` without weights), for a loss
+with :math:`|\ell'| \le 1` and :math:`|\ell''| \le c` (:mod:`privatelr.losses`).
+
+**Reduction to the unit ball.** The theorems assume :math:`\|x\| \le 1` and unweighted losses.
+Write :math:`x = B x'`, :math:`w' = B w`: then :math:`w^\top x = w'^\top x'` and
+:math:`\frac{\lambda}{2}\|w\|^2 = \frac{\lambda/B^2}{2}\|w'\|^2`, so the problem is the unit-ball
+problem with :math:`\lambda' = \lambda/B^2`. A weight :math:`a_i \le A` turns the loss into
+:math:`a_i\ell` with Lipschitz constant :math:`A` and curvature :math:`Ac`; dividing the
+objective by ``A`` gives a 1-Lipschitz loss with curvature ``c`` and :math:`\lambda'' =
+\lambda/(A B^2)` — so every formula below is the theorem's with ``λ`` replaced by
+``λ/(A B²)`` and the noise mapped back to ``w`` (a factor ``A B``).
+
+**Objective perturbation** (JMLR11 Algorithm 2 and Theorem 9; NIPS08 Algorithm 2 and Theorem 3).
+Let :math:`\varepsilon' = \varepsilon - 2\log\!\big(1 + \frac{c A B^2}{n\lambda}\big)`
+(JMLR11 eq. after Algorithm 2: :math:`\log(1 + \frac{2c}{n\lambda} + \frac{c^2}{n^2\lambda^2})`).
+
+* If :math:`\varepsilon' > 0`: minimise :math:`J(w) + \frac{1}{n} b^\top w` with ``b`` of density
+  :math:`\propto \exp(-\varepsilon'\|b\|/(2AB))`, i.e. :math:`\|b\| \sim \mathrm{Gamma}(d,
+  2AB/\varepsilon')` uniformly directed (unit-ball case: :math:`\exp(-\varepsilon'\|b\|/2)`).
+* Otherwise (status ``"adjusted lambda"``): regularise with
+  :math:`\lambda^* = \frac{c A B^2}{n(e^{\varepsilon/4} - 1)}` (JMLR11's :math:`\lambda + \Delta`),
+  for which :math:`2\log(1 + cAB^2/(n\lambda^*)) = \varepsilon/2`, and use
+  :math:`\varepsilon' = \varepsilon/2`.
+
+With ``B = 1, A = 1, c = 1/4`` these are exactly PrivateLR's ``penalty``, ``eps_eff`` and adjusted
+λ. The C programs (``small_eps="error"``) refuse instead of adjusting when ``ε' < 1e-4``.
+
+**Output perturbation** (JMLR11 Algorithm 1, Corollary 8; NIPS08 Theorem 1). The minimiser
+:math:`w^*` of the λ-strongly-convex ``J`` has L2 sensitivity :math:`2AB/(n\lambda)` (a
+1-Lipschitz loss scaled by ``A`` over rows of norm ``≤ B``), so releasing :math:`w^* + b` with
+:math:`\|b\| \sim \mathrm{Gamma}(d, 2AB/(n\lambda\varepsilon))` is ε-differentially private.
+This requires the *exact* minimiser: the solver stops at a relative gradient of 1e-10 and the
+result says if it did not.
+
+**Non-private** (``eps == 0``, R's convention, or ``eps == inf``): the minimiser of ``J``.
+
+The noise vector ``b`` is never stored or returned: together with the coefficients it would
+reveal the non-private minimiser.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real
+from .exceptions import PrivacyWarning
+from .losses import Loss, get_loss
+from .mechanisms import check_random_state, sphere_gamma_noise
+from .objective import ERMObjective
+from .solver import minimize
+
+__all__ = ["Calibration", "ERMResult", "calibrate", "fit", "check_data_norm"]
+
+_METHODS = ("objective", "output")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The privacy calibration of one fit (no data in it beyond ``n`` and ``d``).
+
+    Attributes
+    ----------
+    method : str
+        ``"objective"``, ``"output"`` or ``"nonprivate"``.
+    eps : float
+        The requested privacy level (0 or inf: none).
+    eps_eff : float
+        ε' used for the noise (objective perturbation), ``eps`` for output perturbation, 0 when
+        non-private.
+    penalty : float
+        :math:`2\\log(1 + cAB^2/(n\\lambda))` at the requested λ (objective perturbation only).
+    lambda_ : float
+        The regulariser used (λ, or λ* when adjusted).
+    lambda_requested : float
+    noise_scale : float
+        Scale ``s`` of :math:`\\|b\\| \\sim \\mathrm{Gamma}(d, s)`; 0 when non-private.
+    status : str
+        ``"ok"`` or ``"adjusted lambda"``.
+    """
+
+    method: str
+    eps: float
+    eps_eff: float
+    penalty: float
+    lambda_: float
+    lambda_requested: float
+    noise_scale: float
+    status: str
+    n: int
+    d: int
+    data_norm: float
+    weights_bound: float
+    curvature: float
+
+
+def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "objective",
+              curvature: float = 0.25, data_norm: float = 1.0, weights_bound: float = 1.0,
+              small_eps: str = "adjust") -> Calibration:
+    """Compute λ used, ε', the penalty and the noise scale (see the module docstring).
+
+    Parameters
+    ----------
+    n, d : int
+        Rows and columns of the design (intercept column included).
+    eps : float
+        Privacy level; 0 or inf means non-private.
+    lambda_ : float
+        Requested regulariser (> 0).
+    method : {"objective", "output"}
+    curvature : float
+        The loss's ``c`` (1/4 logistic, 1/(2h) Huber).
+    data_norm : float
+        ``B``, the public bound on the L2 norm of every design row.
+    weights_bound : float
+        ``A``, the public bound on every weight (1 without weights).
+    small_eps : {"adjust", "error"}
+        What to do when ε' <= 0 (``"adjust"``: JMLR11/PrivateLR adjusted λ) or, with ``"error"``,
+        when ε' < 1e-4 (the C programs' rule): raise ``ValueError``.
+
+    Examples
+    --------
+    >>> cal = calibrate(150, 5, eps=1.0, lambda_=0.01)
+    >>> round(cal.penalty, 6), round(cal.eps_eff, 6), cal.status
+    (0.308301, 0.691699, 'ok')
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+    if small_eps not in ("adjust", "error"):
+        raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
+    B, A, c = float(data_norm), float(weights_bound), float(curvature)
+    common = dict(n=int(n), d=int(d), data_norm=B, weights_bound=A, curvature=c,
+                  lambda_requested=float(lambda_))
+    if eps == 0 or np.isinf(eps):
+        return Calibration(method="nonprivate", eps=float(eps), eps_eff=0.0, penalty=0.0,
+                           lambda_=float(lambda_), noise_scale=0.0, status="ok", **common)
+    if method == "output":
+        scale = 2.0 * A * B / (n * lambda_ * eps)
+        return Calibration(method="output", eps=eps, eps_eff=eps, penalty=0.0, lambda_=lambda_,
+                           noise_scale=scale, status="ok", **common)
+    penalty = 2.0 * np.log1p(c * A * B * B / (n * lambda_))
+    eps_eff = eps - penalty
+    if small_eps == "error":
+        if eps_eff < 1e-4:
+            raise ValueError(f"eps too small for lambda: eps' = eps - 2 log(1 + c/(n lambda)) = "
+                             f"{eps_eff:.6g} < 1e-4; increase eps, lambda or n")
+        lam, status = lambda_, "ok"
+    elif eps_eff > 0:
+        lam, status = lambda_, "ok"
+    else:
+        lam = c * A * B * B / (n * np.expm1(eps / 4.0))
+        eps_eff, status = eps / 2.0, "adjusted lambda"
+    return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
+                       lambda_=float(lam), noise_scale=2.0 * A * B / eps_eff, status=status,
+                       **common)
+
+
+@dataclass(frozen=True)
+class ERMResult:
+    """Result of :func:`fit`: coefficients, privacy calibration and an honest solver report.
+
+    ``value``, ``counts``, ``convergence`` and ``message`` follow R's ``optim`` (``convergence``
+    0 means converged). ``status`` is ``"ok"`` or ``"adjusted lambda"``, with
+    ``" nonconvergence"`` appended when the solver did not converge.
+    """
+
+    coef: np.ndarray
+    value: float
+    counts: dict
+    convergence: int
+    message: str
+    status: str
+    eps: float
+    eps_eff: float
+    penalty: float
+    lambda_: float
+    n: int
+    d: int
+    method: str
+    loss: str
+    data_norm: float
+    weights_bound: float
+    noise_scale: float
+    n_exceeding: int = 0
+    n_clipped: int = 0
+    iterations: int = 0
+    passes: int = 0
+    grad_norm: float = 0.0
+    solver: str = ""
+    calibration: Calibration | None = field(default=None, repr=False)
+
+
+def check_data_norm(X: np.ndarray, data_norm: float, clip: bool, *, name: str = "X",
+                    stacklevel: int = 3) -> tuple[np.ndarray, int, int]:
+    """Enforce ``||x_i|| <= data_norm`` on the rows of ``X``.
+
+    Rows above the bound are scaled onto the sphere of radius ``data_norm`` when ``clip`` is
+    true (a copy of ``X`` is made only then); otherwise one :class:`PrivacyWarning` says how many
+    rows exceed the bound and the largest norm. Returns ``(X, n_exceeding, n_clipped)``.
+    """
+    sq = np.einsum("ij,ij->i", X, X)
+    limit = data_norm * data_norm * (1.0 + 1e-12)
+    over = sq > limit
+    k = int(over.sum())
+    if k == 0:
+        return X, 0, 0
+    largest = float(np.sqrt(sq.max()))
+    if clip:
+        X = X.copy()
+        X[over] *= (data_norm / np.sqrt(sq[over]))[:, None]
+        return X, k, k
+    warnings.warn(f"{k} of {X.shape[0]} rows of {name} have L2 norm above data_norm={data_norm:g} "
+                  f"(largest {largest:.4g}): the differential-privacy guarantee does not hold for "
+                  "them. Pass clip=True to clip them into the ball, or rescale with a public bound.",
+                  PrivacyWarning, stacklevel=stacklevel)
+    return X, k, 0
+
+
+def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
+        loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0, clip: bool = False,
+        weights=None, weights_bound: float | None = None, random_state=None,
+        small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
+        maxiter: int | None = None) -> ERMResult:
+    """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
+
+    The privacy calibration is :func:`calibrate`; the derivations are in the module docstring.
+
+    Parameters
+    ----------
+    X : (n, d) array
+        Design matrix, intercept column included by the caller. Every row must satisfy
+        ``||x|| <= data_norm`` for the guarantee.
+    y : (n,) array
+        Labels as 0/1, bool or -1/+1.
+    lambda_ : float
+        Regulariser λ > 0 of :math:`\\frac{\\lambda}{2}\\|w\\|^2`.
+    eps : float
+        Privacy level ε >= 0; 0 (or inf) fits the non-private minimiser.
+    method : {"objective", "output"}
+        Objective perturbation (default) or output perturbation.
+    loss : {"logistic", "huber"} or Loss
+    h : float
+        Huber constant in (0, 0.5] (``loss="huber"`` only).
+    data_norm : float
+        Public bound ``B`` on the row norms.
+    clip : bool
+        Clip rows above ``data_norm`` onto the bound (else warn with :class:`PrivacyWarning`).
+    weights : (n,) array, optional
+        Observation weights in ``[0, weights_bound]``.
+    weights_bound : float, optional
+        Public bound ``A`` on the weights; required with ``weights``.
+    random_state : int, numpy.random.Generator or None
+        Source of the noise; None draws from OS entropy.
+    small_eps : {"adjust", "error"}
+        See :func:`calibrate`.
+    solver : {"auto", "newton", "lbfgs"}
+        Newton (d <= 1000 under ``"auto"``) or L-BFGS.
+    gtol : float
+        Relative gradient tolerance.
+    maxiter : int, optional
+        Iteration cap (default 200 Newton, 15000 L-BFGS).
+
+    Returns
+    -------
+    ERMResult
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.c_[np.full(200, 0.5), rng.uniform(-0.5, 0.5, size=(200, 2))]
+    >>> y = (X[:, 1] + 0.1 * rng.standard_normal(200) > 0).astype(int)
+    >>> res = fit(X, y, lambda_=0.01, eps=1.0, random_state=1)
+    >>> res.status, res.convergence, res.d
+    ('ok', 0, 3)
+    """
+    X = as_float_matrix("X", X)
+    n, d = X.shape
+    y = as_pm1_labels("y", y, n)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+    loss_obj = get_loss(loss, h)
+    if float(loss_obj.lipschitz) > 1.0:
+        raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
+                         f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    rng = check_random_state(random_state)
+
+    cal = calibrate(n, d, eps=eps, lambda_=lambda_, method=method,
+                    curvature=loss_obj.curvature, data_norm=data_norm, weights_bound=A,
+                    small_eps=small_eps)
+    private = cal.method != "nonprivate"
+    n_exceeding = n_clipped = 0
+    if private:
+        X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip)
+
+    noise = None
+    if cal.method == "objective":
+        noise = sphere_gamma_noise(d, cal.noise_scale, rng)
+    objective = ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise, weights=weights)
+    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
+    coef = report.x
+    if cal.method == "output":
+        coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
+    del noise
+
+    status = cal.status if report.convergence == 0 else cal.status + " nonconvergence"
+    return ERMResult(coef=coef, value=report.value, counts=report.counts,
+                     convergence=report.convergence, message=report.message, status=status,
+                     eps=eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
+                     n=n, d=d, method=cal.method, loss=loss_obj.name, data_norm=data_norm,
+                     weights_bound=A, noise_scale=cal.noise_scale, n_exceeding=n_exceeding,
+                     n_clipped=n_clipped, iterations=report.iterations, passes=report.passes,
+                     grad_norm=report.grad_norm, solver=report.method, calibration=cal)
