@@ -233,7 +233,7 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0, clip: bool = False,
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
-        maxiter: int | None = None) -> ERMResult:
+        maxiter: int | None = None, norm_check: bool = True) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
     The privacy calibration is :func:`calibrate`; the derivations are in the module docstring.
@@ -272,6 +272,9 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         Relative gradient tolerance.
     maxiter : int, optional
         Iteration cap (default 200 Newton, 15000 L-BFGS).
+    norm_check : bool
+        Check the rows against ``data_norm`` (clip or warn). Pass False only when the caller has
+        already enforced the bound or issued its own :class:`PrivacyWarning` (``dplr`` does).
 
     Returns
     -------
@@ -308,7 +311,7 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                     small_eps=small_eps)
     private = cal.method != "nonprivate"
     n_exceeding = n_clipped = 0
-    if private:
+    if private and norm_check:
         X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip)
 
     noise = None
