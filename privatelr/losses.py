@@ -76,6 +76,14 @@ class LogisticLoss:
         p = expit(z)
         return p * (1.0 - p)
 
+    def terms(self, z, second: bool = True):
+        """``(value, derivative, second_derivative or None)`` sharing one ``exp`` call."""
+        e = np.exp(-np.abs(z))
+        value = np.log1p(e) + np.maximum(-z, 0.0)
+        q = 1.0 / (1.0 + e)
+        p_neg = np.where(z >= 0, e * q, q)  # sigma(-z)
+        return value, -p_neg, (p_neg * (1.0 - p_neg) if second else None)
+
 
 @dataclass(frozen=True)
 class HuberLoss:
@@ -123,6 +131,10 @@ class HuberLoss:
     def second_derivative(self, z):
         h = self.h
         return np.where(np.abs(1.0 - z) <= h, 1.0 / (2.0 * h), 0.0)
+
+    def terms(self, z, second: bool = True):
+        """``(value, derivative, second_derivative or None)`` in one call."""
+        return self.value(z), self.derivative(z), (self.second_derivative(z) if second else None)
 
 
 def get_loss(loss, h: float = 0.5) -> Loss:

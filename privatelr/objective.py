@@ -55,78 +55,132 @@ class ERMObjective:
         self.weights = weights
         self.passes = 0
         self.chunk = max(256, _CHUNK_BYTES // (8 * self.d))
+        self._f32 = self.d >= _HESSIAN_F32_MIN_D
         self._w = None
         self._m = None
         self._candidate = None
+        self._ahead = None  # (w, m, f, g, H) prepared by the last line search at t = 1
 
-    # -- margins -------------------------------------------------------------------------
+    # -- elementwise pieces ----------------------------------------------------------------
+    def _terms(self, m, second):
+        terms = getattr(self.loss, "terms", None)
+        if terms is not None:
+            return terms(m, second)
+        return (self.loss.value(m), self.loss.derivative(m),
+                self.loss.second_derivative(m) if second else None)
+
+    def _value_from(self, w, lv):
+        data = (lv @ self.weights if self.weights is not None else lv.sum()) / self.n
+        return float(data + 0.5 * self.lambda_ * (w @ w) + self.linear @ w)
+
+    def _scaled(self, d1, d2, rows):
+        """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``."""
+        r = self.y[rows] * d1
+        if self.weights is not None:
+            r *= self.weights[rows]
+            if d2 is not None:
+                d2 = d2 * self.weights[rows]
+        r /= self.n
+        return r, (None if d2 is None else np.sqrt(d2 / self.n))
+
+    def _add_hessian(self, H, Xc, sq):
+        active = sq > 0
+        if not active.all():  # Huber: rows outside the quadratic band add no curvature
+            Xc, sq = Xc[active], sq[active]
+            if sq.size == 0:
+                return
+        if self._f32:  # cast first, scale in single precision: half the memory traffic
+            Xs = Xc.astype(np.float32)
+            Xs *= sq.astype(np.float32)[:, None]
+        else:
+            Xs = Xc * sq[:, None]
+        H += Xs.T @ Xs
+
+    def _finish(self, w, g, H):
+        g += self.lambda_ * w + self.linear
+        if H is not None:
+            H[np.diag_indices_from(H)] += self.lambda_
+        return g, H
+
+    # -- margins -----------------------------------------------------------------------
     def _margins(self, w):
         if self._w is not None and np.array_equal(w, self._w):
             return self._m
         if self._candidate is not None and np.array_equal(w, self._candidate[0]):
             self._w, self._m = self._candidate
+        elif not w.any():
+            self._w, self._m = w.copy(), np.zeros(self.n)
         else:
             self.passes += 1
             self._w, self._m = w.copy(), self.y * (self.X @ w)
         return self._m
 
-    def _value_from(self, w, m):
-        lv = self.loss.value(m)
-        data = (lv @ self.weights if self.weights is not None else lv.sum()) / self.n
-        return data + 0.5 * self.lambda_ * (w @ w) + self.linear @ w
-
-    # -- protocol used by the solver -----------------------------------------------------
+    # -- protocol used by the solver ---------------------------------------------------
     def value(self, w) -> float:
-        return float(self._value_from(w, self._margins(w)))
+        return self._value_from(w, self._terms(self._margins(w), False)[0])
 
     def evaluate(self, w, hessian: bool = True):
-        """Return ``(value, gradient, hessian_or_None)`` at ``w`` in at most two passes."""
+        """Return ``(value, gradient, hessian_or_None)`` at ``w``.
+
+        Costs one pass over ``X`` (plus one for the margins unless they are cached); nothing
+        when the last line search already prepared this point.
+        """
+        ahead = self._ahead
+        if ahead is not None and np.array_equal(w, ahead[0]) and (ahead[4] is not None or not hessian):
+            self._w, self._m = ahead[0], ahead[1]
+            return ahead[2], ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
         m = self._margins(w)
-        f = float(self._value_from(w, m))
-        r = self.y * self.loss.derivative(m)
-        if self.weights is not None:
-            r *= self.weights
-        r /= self.n
+        lv, d1, d2 = self._terms(m, hessian)
+        f = self._value_from(w, lv)
+        r, sq = self._scaled(d1, d2, slice(None))
         self.passes += 1
         if not hessian:
-            g = self.X.T @ r
-            return f, g + self.lambda_ * w + self.linear, None
-        s = self.loss.second_derivative(m)
-        if self.weights is not None:
-            s = s * self.weights
-        sq = np.sqrt(s / self.n)
+            return (f, *self._finish(w, self.X.T @ r, None))
         g = np.zeros(self.d)
         H = np.zeros((self.d, self.d))
-        f32 = self.d >= _HESSIAN_F32_MIN_D
         for start in range(0, self.n, self.chunk):
-            stop = min(start + self.chunk, self.n)
-            Xc = self.X[start:stop]
-            g += Xc.T @ r[start:stop]
-            sc = sq[start:stop]
-            active = sc > 0
-            if not active.all():  # Huber: rows outside the quadratic band add no curvature
-                Xc, sc = Xc[active], sc[active]
-                if sc.size == 0:
-                    continue
-            if f32:  # cast first, scale in single precision: half the memory traffic
-                Xs = Xc.astype(np.float32)
-                Xs *= sc.astype(np.float32)[:, None]
-            else:
-                Xs = Xc * sc[:, None]
-            H += Xs.T @ Xs
-        H[np.diag_indices_from(H)] += self.lambda_
-        return f, g + self.lambda_ * w + self.linear, H
+            rows = slice(start, min(start + self.chunk, self.n))
+            Xc = self.X[rows]
+            g += Xc.T @ r[rows]
+            self._add_hessian(H, Xc, sq[rows])
+        return (f, *self._finish(w, g, H))
 
-    def line(self, w, p):
-        """One pass for ``X @ p``; returns ``phi(t) = J(w + t p)`` evaluated without passes."""
+    def line(self, w, p, hessian: bool = True):
+        """Restrict ``J`` to the line ``w + t p``; returns ``phi(t)``.
+
+        One fused pass over ``X`` computes ``u = y * (X @ p)`` and, speculatively, the gradient
+        (and the Hessian when ``hessian``) at the full step ``w + p``, which Newton's method
+        accepts in nearly every iteration; :meth:`evaluate` then returns them without a pass.
+        Every ``phi(t)`` costs O(n) vector arithmetic and no pass.
+        """
         m = self._margins(w)
         self.passes += 1
-        u = self.y * (self.X @ p)
+        w1 = w + 1.0 * p
+        u = np.empty(self.n)
+        lv = np.empty(self.n)
+        g = np.zeros(self.d)
+        H = np.zeros((self.d, self.d)) if hessian else None
+        for start in range(0, self.n, self.chunk):
+            rows = slice(start, min(start + self.chunk, self.n))
+            Xc = self.X[rows]
+            u[rows] = self.y[rows] * (Xc @ p)
+            lv[rows], d1, d2 = self._terms(m[rows] + u[rows], hessian)
+            r, sq = self._scaled(d1, d2, rows)
+            g += Xc.T @ r
+            if hessian:
+                self._add_hessian(H, Xc, sq)
+        m1 = m + u
+        f1 = self._value_from(w1, lv)
+        g, H = self._finish(w1, g, H)
+        self._ahead = (w1, m1, f1, g, H)
 
         def phi(t: float) -> float:
+            if t == 1.0:
+                self._candidate = (w1, m1)
+                return f1
             wt = w + t * p
             mt = m + t * u
             self._candidate = (wt, mt)
-            return float(self._value_from(wt, mt))
+            return self._value_from(wt, self._terms(mt, False)[0])
 
         return phi

@@ -108,7 +108,8 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200) -> SolverR
         slope = float(g @ p)
         if slope >= 0:  # numerically singular step; fall back to steepest descent
             p, slope = -g, -float(g @ g)
-        phi = objective.line(x, p)
+        want_hessian = last_ratio >= _REUSE_RATIO
+        phi = objective.line(x, p, want_hessian)
         t, f_new = 1.0, phi(1.0)
         counts["function"] += 1
         # The decrease Newton predicts, -slope/2, may be below the rounding of f; then the
@@ -123,7 +124,7 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200) -> SolverR
             f_new = phi(t)
             counts["function"] += 1
         x = x + t * p
-        reuse = t == 1.0 and last_ratio < _REUSE_RATIO
+        reuse = t == 1.0 and not want_hessian
         f, g_new, H_new = objective.evaluate(x, not reuse)
         counts["gradient"] += 1
         if not reuse:
@@ -162,18 +163,23 @@ def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
     tol = _tolerance(g0n, gtol)
     if g0n <= tol:
         return _report(objective, x0, f0, g0n, 0, counts, 0, "converged at the start", "lbfgs")
-    res = scipy.optimize.minimize(fg, x0, jac=True, method="L-BFGS-B",
-                                  options={"maxiter": maxiter, "gtol": tol, "ftol": 0.0,
-                                           "maxcor": memory, "maxls": 50})
-    f, g, _ = objective.evaluate(res.x, False)
-    gn = float(np.abs(g).max())
+    x, nit = x0, 0
+    for _restart in range(5):  # a stall on rounding of f is often cured by fresh curvature pairs
+        res = scipy.optimize.minimize(fg, x, jac=True, method="L-BFGS-B",
+                                      options={"maxiter": maxiter - nit, "gtol": tol, "ftol": 0.0,
+                                               "maxcor": memory, "maxls": 50})
+        x, nit = res.x, nit + int(res.nit)
+        f, g, _ = objective.evaluate(x, False)
+        gn = float(np.abs(g).max())
+        if gn <= tol or nit >= maxiter or res.nit == 0:
+            break
     if gn <= tol:
         code, msg = 0, f"converged: gradient {gn:.3g} <= tolerance {tol:.3g}"
-    elif res.nit >= maxiter:
+    elif nit >= maxiter:
         code, msg = 1, f"iteration limit {maxiter} reached: gradient {gn:.3g} > tolerance {tol:.3g}"
     else:
         code, msg = 52, f"L-BFGS-B stopped ({res.message}): gradient {gn:.3g} > tolerance {tol:.3g}"
-    return _report(objective, res.x, f, gn, int(res.nit), counts, code, msg, "lbfgs")
+    return _report(objective, x, f, gn, nit, counts, code, msg, "lbfgs")
 
 
 def minimize(objective, x0, *, method: str = "auto", gtol: float = 1e-10,

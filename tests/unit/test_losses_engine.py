@@ -1,0 +1,76 @@
+"""Losses: derivatives against finite differences, declared constants, no overflow."""
+
+import numpy as np
+import pytest
+
+from privatelr.losses import HuberLoss, Loss, LogisticLoss, get_loss
+
+Z = np.linspace(-6, 6, 241)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5), HuberLoss(0.1)])
+def test_derivative_matches_finite_difference(loss):
+    h = 1e-6
+    z = Z[np.abs(np.abs(1 - Z) - getattr(loss, "h", 9)) > 1e-3]  # avoid Huber's kinks
+    fd = (loss.value(z + h) - loss.value(z - h)) / (2 * h)
+    np.testing.assert_allclose(loss.derivative(z), fd, atol=1e-8)
+    fd2 = (loss.derivative(z + h) - loss.derivative(z - h)) / (2 * h)
+    np.testing.assert_allclose(loss.second_derivative(z), fd2, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5), HuberLoss(0.05)])
+def test_declared_bounds_hold(loss):
+    z = np.linspace(-50, 50, 100001)
+    assert np.abs(loss.derivative(z)).max() <= loss.lipschitz + 1e-15
+    assert loss.second_derivative(z).max() <= loss.curvature + 1e-12
+    # the curvature bound is attained (not a loose constant): c is the sup
+    assert loss.second_derivative(z).max() >= 0.999 * loss.curvature
+    assert isinstance(loss, Loss)
+
+
+def test_constants():
+    assert LogisticLoss().curvature == 0.25
+    assert HuberLoss(0.5).curvature == 1.0
+    assert HuberLoss(0.25).curvature == 2.0
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss()])
+def test_huge_margins_do_not_overflow(loss):
+    z = np.array([-1e4, -800.0, 0.0, 800.0, 1e4])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        v = loss.value(z)
+        d1 = loss.derivative(z)
+        d2 = loss.second_derivative(z)
+        terms = loss.terms(z)
+    assert np.isfinite(v).all() and np.isfinite(d1).all() and np.isfinite(d2).all()
+    assert v[0] == pytest.approx(1e4 + (1.0 if isinstance(loss, HuberLoss) else 0.0), rel=1e-12)
+    assert v[-1] == pytest.approx(0.0, abs=1e-300)
+    for a, b in zip(terms, (v, d1, d2)):
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-300)
+
+
+def test_logistic_values():
+    L = LogisticLoss()
+    assert L.value(np.array([0.0]))[0] == pytest.approx(np.log(2))
+    assert L.derivative(np.array([0.0]))[0] == pytest.approx(-0.5)
+    assert L.second_derivative(np.array([0.0]))[0] == pytest.approx(0.25)
+
+
+def test_huber_pieces():
+    H = HuberLoss(0.5)
+    assert H.value(np.array([2.0]))[0] == 0.0           # z > 1 + h
+    assert H.value(np.array([0.0]))[0] == 1.0           # z < 1 - h: 1 - z
+    assert H.value(np.array([1.0]))[0] == pytest.approx(0.5 ** 2 / 2)  # (1+h-z)^2/(4h)
+
+
+@pytest.mark.parametrize("h", [0.0, -0.1, 0.6, float("nan")])
+def test_bad_huber_constant(h):
+    with pytest.raises(ValueError, match="h"):
+        HuberLoss(h)
+
+
+def test_get_loss_errors():
+    with pytest.raises(ValueError, match="loss"):
+        get_loss("hinge")
+    with pytest.raises(TypeError, match="loss"):
+        get_loss(3)

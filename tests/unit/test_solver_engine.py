@@ -1,0 +1,102 @@
+"""The ERM objective's derivatives and the Newton / L-BFGS solvers."""
+
+import numpy as np
+import pytest
+
+from privatelr.losses import HuberLoss, LogisticLoss
+from privatelr.objective import ERMObjective
+from privatelr.solver import lbfgs, minimize, newton
+
+
+def _problem(n=300, d=6, seed=0, weights=False, noise=True, loss=None):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    w = rng.uniform(0, 2, size=n) if weights else None
+    b = rng.standard_normal(d) * 3 if noise else None
+    return ERMObjective(X, y, loss or LogisticLoss(), 0.05, noise=b, weights=w)
+
+
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.3)])
+def test_gradient_and_hessian_match_finite_differences(weights, loss):
+    obj = _problem(weights=weights, loss=loss)
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(obj.d)
+    f, g, H = obj.evaluate(w, True)
+    h = 1e-6
+    E = np.eye(obj.d)
+    g_fd = np.array([(obj.value(w + h * e) - obj.value(w - h * e)) / (2 * h) for e in E])
+    np.testing.assert_allclose(g, g_fd, rtol=1e-6, atol=1e-8)
+    H_fd = np.array([(obj.evaluate(w + h * e, False)[1] - obj.evaluate(w - h * e, False)[1]) / (2 * h)
+                     for e in E])
+    # Huber's generalised Hessian is exact away from the band edges (none within h of w here)
+    np.testing.assert_allclose(H, H_fd, rtol=1e-5, atol=1e-6)
+
+
+def test_line_search_restriction_is_exact():
+    obj = _problem()
+    rng = np.random.default_rng(2)
+    w, p = rng.standard_normal(obj.d), rng.standard_normal(obj.d)
+    phi = obj.line(w, p, True)
+    for t in (1.0, 0.5, 0.1, 2.0):
+        assert phi(t) == pytest.approx(obj.value(w + t * p), rel=1e-13)
+    # the speculative evaluation at the full step equals a fresh one
+    f1, g1, H1 = obj.evaluate(w + 1.0 * p, True)
+    fresh = _problem()
+    f2, g2, H2 = fresh.evaluate(w + 1.0 * p, True)
+    assert f1 == pytest.approx(f2, rel=1e-14)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(H1, H2, rtol=1e-12)
+
+
+def test_float32_hessian_branch_matches_float64():
+    # d >= 24 forms the Hessian in single precision; it must agree with the exact one closely
+    rng = np.random.default_rng(3)
+    n, d = 2000, 40
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    obj = ERMObjective(X, y, LogisticLoss(), 0.01)
+    w = rng.standard_normal(d)
+    _, _, H = obj.evaluate(w, True)
+    s = LogisticLoss().second_derivative(y * (X @ w)) / n
+    H_exact = (X * s[:, None]).T @ X + 0.01 * np.eye(d)
+    np.testing.assert_allclose(H, H_exact, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
+def test_newton_and_lbfgs_agree_and_converge(loss):
+    obj = _problem(n=500, d=8, loss=loss)
+    a = newton(obj, np.zeros(obj.d))
+    b = lbfgs(_problem(n=500, d=8, loss=loss), np.zeros(obj.d))
+    assert a.convergence == 0 and b.convergence == 0, (a.message, b.message)
+    np.testing.assert_allclose(a.x, b.x, atol=1e-7)
+    _, g, _ = obj.evaluate(a.x, False)
+    assert np.abs(g).max() <= 1e-10 * 1.0
+    assert a.counts["gradient"] >= 1 and a.iterations < 50
+
+
+def test_nonconvergence_is_reported():
+    obj = _problem(n=500, d=8)
+    rep = newton(obj, np.zeros(obj.d), maxiter=1)
+    assert rep.convergence == 1
+    assert "iteration limit" in rep.message
+
+
+def test_minimize_dispatch_and_errors():
+    obj = _problem(n=100, d=3)
+    assert minimize(obj, np.zeros(3)).method == "newton"
+    assert minimize(_problem(n=100, d=3), np.zeros(3), method="lbfgs").method == "lbfgs"
+    assert minimize(_problem(n=100, d=3), np.zeros(3), newton_max_d=2).method == "lbfgs"
+    with pytest.raises(ValueError, match="solver"):
+        minimize(obj, np.zeros(3), method="bfgs")
+
+
+def test_huge_margins_in_objective_do_not_overflow():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((50, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    obj = ERMObjective(X, y, LogisticLoss(), 1e-3)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        f, g, H = obj.evaluate(np.array([1e4, -1e4, 1e4]), True)
+    assert np.isfinite(f) and np.isfinite(g).all() and np.isfinite(H).all()
