@@ -46,7 +46,7 @@ def check_int(name: str, value, *, low: int | None = None) -> int:
 
 
 def as_float_matrix(name: str, X) -> np.ndarray:
-    """A finite, non-empty 2-D float64 array (C order is not forced: no copy when avoidable)."""
+    """A finite, non-empty, C-ordered 2-D float64 array (no copy when the input already is one)."""
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
         X = X.to_numpy()
     try:
@@ -62,7 +62,8 @@ def as_float_matrix(name: str, X) -> np.ndarray:
         raise ValueError(f"{name} must be 2-D (rows x columns), got {arr.ndim}-D with shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one row and one column")
-    arr = np.asarray(arr, dtype=np.float64)
+    # C order: row chunks are contiguous for the solver, and results do not depend on layout
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.isfinite(arr).all():
         bad = int((~np.isfinite(arr)).any(axis=1).sum())
         raise ValueError(f"{name} contains NaN or infinite values in {bad} row(s); remove or impute them")
