@@ -7,11 +7,14 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from . import erm, losses, mechanisms, solver
 from .exceptions import PrivacyWarning
 from .mechanisms import exponential_mechanism
+from .models import SVMDP, LogisticRegressionDP
+from .tuning import tune_classification_model
 
 try:
     __version__ = _version("privatelr")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
+__all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model",
+           "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
            "__version__"]

@@ -1,0 +1,446 @@
+r"""DPpack-style model objects: :class:`LogisticRegressionDP` and :class:`SVMDP`.
+
+These mirror the R6 classes of R's DPpack (Giddens et al.) in Python: build the object with the
+privacy level and the regularisation constant, then ``fit(X, y, upper_bounds, lower_bounds)``
+with **public** bounds on every column, then ``predict``. Every fit runs the one engine,
+:func:`privatelr.erm.fit`; this module only maps DPpack's conventions onto it.
+
+Conventions (DPpack's, kept here)
+---------------------------------
+* **Labels** are 0/1 (or bool); predictions are 0/1.
+* **Bounds and scaling.** Each column ``j`` of ``X`` is clipped to ``[lower_j, upper_j]`` and
+  divided by :math:`s_j = \max(|lower_j|, |upper_j|)` and by :math:`\sqrt{p}` (``p`` columns),
+  so every scaled entry lies in :math:`[-1/\sqrt p, 1/\sqrt p]` and every scaled row has
+  :math:`\|x\| \le 1` — the unit ball the Chaudhuri–Monteleoni–Sarwate theorems assume. The
+  scale comes from the bounds only, never from the data, so it costs no privacy. The fitted
+  coefficients are mapped back to the original units, :math:`w_j = w^{\text{scaled}}_j /
+  (s_j\sqrt p)`, so ``predict`` works on unscaled data.
+* **Bias.** ``add_bias=True`` prepends a column of ones with bounds ``(1, 1)`` *before* scaling
+  (DPpack's choice), so the bias entry becomes :math:`1/\sqrt p` and the **whole row, bias
+  included**, stays in the unit ball: the engine is called with ``data_norm=1`` and the
+  guarantee holds as stated. The bias coefficient is penalised like every other one (DPpack
+  recommends avoiding the bias for that reason). It is the first coefficient.
+* **Regularisation.** DPpack minimises :math:`\frac1n\sum_i \ell + \frac{\gamma}{n}\cdot
+  \frac12\|w\|^2`: its ``gamma`` is the paper's :math:`\lambda` times ``n``. The engine
+  minimises :math:`\frac1n\sum_i \ell + \frac{\lambda}{2}\|w\|^2`, so it is called with
+  ``lambda_ = gamma / n``. When objective perturbation needs a larger regulariser
+  (:math:`\varepsilon' \le 0`), the engine applies the JMLR11 adjustment, which is exactly
+  DPpack's ``Delta`` (total :math:`\lambda^* = c/(n(e^{\varepsilon/4} - 1))`).
+* **Privacy.** ``eps`` is the ε of ε-differential privacy for neighbouring data sets of the same
+  size differing in one row (JMLR11's definition). ``eps=inf`` fits the non-private minimiser.
+  The noise scales are those of :mod:`privatelr.erm` with ``B = 1`` (unit ball) and ``A =
+  weights_upper_bound`` (1 without weights): objective perturbation
+  :math:`\|b\| \sim \mathrm{Gamma}(d, 2A/\varepsilon')`, output perturbation
+  :math:`\|b\| \sim \mathrm{Gamma}(d, 2A/(n\lambda\varepsilon)) = \mathrm{Gamma}(d,
+  2A/(\gamma\varepsilon))` (JMLR11 Algorithms 1–2, Theorems 6 and 9).
+* **Weights** need a public ``weights_upper_bound``; negative weights are an error, weights above
+  the bound are clipped to it (as DPpack does), and every sensitivity scales by the bound.
+  Unlike DPpack, weights are also accepted with objective perturbation (the engine calibrates it
+  with the bound ``A``; see :mod:`privatelr.erm`).
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, size=(400, 2))
+>>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+>>> model = LogisticRegressionDP("l2", eps=1.0, gamma=1.0)
+>>> model = model.fit(X, y, upper_bounds=[1, 1], lower_bounds=[-1, -1], random_state=1)
+>>> model.coeff.shape
+(2,)
+>>> set(np.unique(model.predict(X))) <= {0, 1}
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import erm
+from ._validation import as_float_matrix, check_int, check_real
+from .mechanisms import check_random_state, gaussian_fourier_features
+
+__all__ = ["LogisticRegressionDP", "SVMDP"]
+
+_METHODS = ("objective", "output")
+
+
+def _as_bounds(name: str, bounds, d: int) -> np.ndarray:
+    if hasattr(bounds, "to_numpy") and not isinstance(bounds, np.ndarray):
+        bounds = bounds.to_numpy()
+    arr = np.asarray(bounds)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   and not np.issubdtype(arr.dtype, np.complexfloating)):
+        raise TypeError(f"{name} must be a vector of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 else arr
+    if arr.ndim != 1 or arr.shape[0] != d:
+        raise ValueError(f"{name} must have one value per column of X ({d}), got shape "
+                         f"{np.shape(bounds)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite: the privacy guarantee needs bounded columns")
+    return arr
+
+
+def _as_01_labels(y, n: int) -> np.ndarray:
+    """DPpack's labels: 0/1 (bool accepted); returned as float 0/1."""
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    arr = np.asarray(y)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ValueError(f"y must be a vector of 0/1 labels, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"y has {arr.shape[0]} labels but X has {n} rows; they must match")
+    if arr.dtype == np.bool_:
+        return arr.astype(np.float64)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"y must hold the numbers 0 and 1 (or bool), got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isin(arr, (0.0, 1.0))
+    if bad.any():
+        shown = np.unique(arr[bad])[:5].tolist()
+        raise ValueError(f"y must be binary labels 0 and 1 (DPpack's convention), got {shown}; "
+                         "recode the classes to 0/1")
+    return arr
+
+
+def _add_bias(X: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+
+
+class _CMSModel:
+    """Shared machinery of the DPpack-style Chaudhuri–Monteleoni–Sarwate models."""
+
+    _loss = "logistic"
+
+    def __init__(self, regularizer: str = "l2", eps: float | None = None,
+                 gamma: float | None = None, perturbation_method: str = "objective"):
+        if regularizer != "l2":
+            raise ValueError(f"regularizer must be 'l2' (the only regulariser the engine "
+                             f"supports), got {regularizer!r}")
+        if eps is None:
+            raise TypeError(f"{type(self).__name__} needs eps (the privacy level > 0, or inf "
+                            "for a non-private fit)")
+        if gamma is None:
+            raise TypeError(f"{type(self).__name__} needs gamma (DPpack's regularisation "
+                            "constant > 0, the paper's lambda times n)")
+        self.regularizer = regularizer
+        self.eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
+        self.gamma = check_real("gamma", gamma, low=0.0, low_open=True)
+        if perturbation_method not in _METHODS:
+            raise ValueError(f"perturbation_method must be 'objective' or 'output', got "
+                             f"{perturbation_method!r}")
+        self.perturbation_method = perturbation_method
+        self.coeff: np.ndarray | None = None
+        self.result_: erm.ERMResult | None = None
+        self.add_bias_: bool | None = None
+        self.n_features_in_: int | None = None
+
+    # -- hooks the subclasses override -------------------------------------------------------
+    def _engine_kwargs(self) -> dict:
+        return {"loss": self._loss}
+
+    def _design(self, X: np.ndarray, upper: np.ndarray, lower: np.ndarray, add_bias: bool,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Return the scaled design (rows in the unit ball) and the per-column divisor."""
+        X = np.clip(X, lower, upper)
+        if add_bias:
+            X = _add_bias(X)
+            upper = np.concatenate([[1.0], upper])
+            lower = np.concatenate([[1.0], lower])
+        scale1 = np.maximum(np.abs(lower), np.abs(upper))
+        if (scale1 == 0).any():
+            j = int(np.flatnonzero(scale1 == 0)[0]) - int(add_bias)
+            raise ValueError(f"column {j} has lower and upper bound 0: it is constant zero and "
+                             "cannot be scaled; drop it")
+        divisor = scale1 * np.sqrt(X.shape[1])
+        return X / divisor, divisor
+
+    def _features(self, X: np.ndarray, add_bias: bool) -> np.ndarray:
+        return _add_bias(X) if add_bias else X
+
+    # -- public API ------------------------------------------------------------------------
+    def fit(self, X, y, upper_bounds, lower_bounds, add_bias: bool = False, weights=None,
+            weights_upper_bound: float | None = None, random_state=None):
+        """Fit the model with ε-differential privacy; returns the model itself.
+
+        Parameters
+        ----------
+        X : (n, p) array or DataFrame
+            Data (without a bias column).
+        y : (n,) array
+            Labels 0/1.
+        upper_bounds, lower_bounds : (p,) array
+            Public bounds of every column; values outside are clipped to them. They must be
+            chosen without looking at the data (or the guarantee does not hold).
+        add_bias : bool
+            Prepend a column of ones (scaled with the rest, see the module docstring).
+        weights : (n,) array, optional
+            Non-negative observation weights; those above ``weights_upper_bound`` are clipped.
+        weights_upper_bound : float, optional
+            Public bound on the weights; required with ``weights``.
+        random_state : int, numpy.random.Generator or None
+            Source of the noise (and of the random features of a Gaussian-kernel SVM).
+
+        Returns
+        -------
+        self
+        """
+        X = as_float_matrix("X", X)
+        n, p = X.shape
+        upper = _as_bounds("upper_bounds", upper_bounds, p)
+        lower = _as_bounds("lower_bounds", lower_bounds, p)
+        if (lower > upper).any():
+            j = int(np.flatnonzero(lower > upper)[0])
+            raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
+                             f"{lower[j]} > upper {upper[j]}")
+        if not isinstance(add_bias, (bool, np.bool_)):
+            raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
+        y01 = _as_01_labels(y, n)
+        w, A = self._weights(weights, weights_upper_bound, n)
+        rng = check_random_state(random_state)
+
+        Xs, divisor = self._design(X, upper, lower, bool(add_bias), rng)
+        result = erm.fit(Xs, y01, lambda_=self.gamma / n, eps=self.eps,
+                         method=self.perturbation_method, data_norm=1.0, clip=True,
+                         weights=w, weights_bound=A if w is not None else None,
+                         random_state=rng, **self._engine_kwargs())
+        self.coeff = result.coef / divisor
+        self.result_ = result
+        self.add_bias_ = bool(add_bias)
+        self.n_features_in_ = p
+        return self
+
+    @staticmethod
+    def _weights(weights, bound, n: int):
+        if weights is None:
+            if bound is not None:
+                check_real("weights_upper_bound", bound, low=0.0, low_open=True)
+            return None, None
+        if bound is None:
+            raise ValueError("weights given without weights_upper_bound: the privacy calibration "
+                             "needs a public upper bound on every weight; pass "
+                             "weights_upper_bound=<bound>")
+        A = check_real("weights_upper_bound", bound, low=0.0, low_open=True)
+        if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
+            weights = weights.to_numpy()
+        w = np.asarray(weights)
+        if (w.dtype == object or not np.issubdtype(w.dtype, np.number)
+                or np.issubdtype(w.dtype, np.complexfloating)):
+            raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
+        w = w.astype(np.float64)
+        if w.ndim != 1 or w.shape[0] != n:
+            raise ValueError(f"weights must be a 1-D array of length {n} (one per row), got "
+                             f"shape {w.shape}")
+        if not np.isfinite(w).all():
+            raise ValueError("weights contains NaN or infinite values")
+        if (w < 0).any():
+            raise ValueError("weights must be non-negative")
+        return np.minimum(w, A), A
+
+    def _check_fitted(self) -> None:
+        if self.coeff is None:
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+
+    def _raw(self, X, add_bias: bool) -> np.ndarray:
+        self._check_fitted()
+        if not isinstance(add_bias, (bool, np.bool_)):
+            raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
+        X = as_float_matrix("X", X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on "
+                             f"{self.n_features_in_}")
+        if bool(add_bias) != self.add_bias_:
+            raise ValueError(f"add_bias={bool(add_bias)} but the model was fitted with "
+                             f"add_bias={self.add_bias_}; pass the same value to predict")
+        return self._features(X, bool(add_bias)) @ self.coeff
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(regularizer={self.regularizer!r}, eps={self.eps!r}, "
+                f"gamma={self.gamma!r}, perturbation_method={self.perturbation_method!r})")
+
+
+class LogisticRegressionDP(_CMSModel):
+    r"""ε-differentially private L2-regularised logistic regression, DPpack style.
+
+    Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011): objective perturbation (Algorithm 2) or
+    output perturbation (Algorithm 1) of the logistic loss (curvature ``c = 1/4``). See the
+    module docstring for the scaling into the unit ball, ``gamma = lambda * n`` and the noise.
+
+    Parameters
+    ----------
+    regularizer : {"l2"}
+        Only the L2 regulariser :math:`\frac12\|w\|^2` (DPpack's default).
+    eps : float
+        Privacy level ε > 0; ``inf`` fits without privacy.
+    gamma : float
+        Regularisation constant > 0 (DPpack's; the paper's λ times ``n``).
+    perturbation_method : {"objective", "output"}
+
+    Attributes
+    ----------
+    coeff : ndarray
+        Coefficients in the original units of ``X`` (bias first when ``add_bias``). These are
+        ε-differentially private.
+    result_ : privatelr.erm.ERMResult
+        The engine's report on the scaled problem (calibration, convergence, status).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-2, 2, size=(300, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> m = LogisticRegressionDP(eps=float("inf"), gamma=0.1).fit(X, y, [2, 2], [-2, -2])
+    >>> bool(m.coeff[0] > 0)
+    True
+    >>> m.predict(X[:3], raw_value=True).shape
+    (3,)
+    """
+
+    _loss = "logistic"
+
+    def predict(self, X, add_bias: bool = False, raw_value: bool = False) -> np.ndarray:
+        """Predicted labels 0/1, or with ``raw_value=True`` the probabilities ``P(y = 1)``.
+
+        ``add_bias`` must match the value used in :meth:`fit`. A probability of exactly 0.5 is
+        labelled 0 (R's ``round(0.5) == 0``, as in DPpack).
+        """
+        z = self._raw(X, add_bias)
+        if raw_value:
+            return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function without overflow
+        return (z > 0).astype(int)
+
+
+class SVMDP(_CMSModel):
+    r"""ε-differentially private support vector machine with the Huber loss, DPpack style.
+
+    The hinge loss is replaced by its Huberised version with constant ``huber_h`` (JMLR11
+    Section 3.4.2, curvature ``c = 1/(2h)``), fitted by the engine with objective or output
+    perturbation. ``kernel="Gaussian"`` approximates the kernel
+    :math:`k(x, x') = \exp(-\gamma_k\|x - x'\|^2)` (``kernel_param`` :math:`= \gamma_k`, default
+    ``1/p``) by ``D`` random Fourier features :math:`v_j(x) = \sqrt{2/D}\cos(\omega_j^\top x +
+    \phi_j)` (JMLR11 Section 7; Rahimi & Recht 2007), drawn at fit time from
+    :func:`privatelr.mechanisms.gaussian_fourier_features`. Each :math:`|v_j| \le \sqrt{2/D}`
+    whatever ``x`` is, so the features get the public bounds :math:`\pm\sqrt{2/D}` and the
+    scaled rows are :math:`\cos(\omega_j^\top x + \phi_j)/\sqrt D`, in the unit ball for any
+    input: the guarantee holds for the released linear coefficients on the features. The
+    frequencies ``omega`` and phases ``phase`` are drawn independently of the data and are part of
+    the released model.
+
+    Parameters
+    ----------
+    regularizer : {"l2"}
+    eps : float
+        Privacy level ε > 0; ``inf`` fits without privacy.
+    gamma : float
+        Regularisation constant > 0 (the paper's λ times ``n``).
+    perturbation_method : {"objective", "output"}
+    kernel : {"linear", "Gaussian"}
+    D : int, optional
+        Number of random features; required for the Gaussian kernel.
+    kernel_param : float, optional
+        :math:`\gamma_k` of the Gaussian kernel; default ``1/p`` with ``p`` the columns of ``X``.
+    huber_h : float
+        Huber constant in (0, 0.5].
+
+    Attributes
+    ----------
+    coeff : ndarray
+        Private coefficients (original units for the linear kernel; on the feature map ``v``
+        for the Gaussian kernel).
+    omega, phase : ndarray
+        The random Fourier frequencies ``(p[+1], D)`` and phases ``(D,)`` (Gaussian kernel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(300, 2))
+    >>> y = (X[:, 1] > X[:, 0]).astype(int)
+    >>> svm = SVMDP(eps=1.0, gamma=1.0, perturbation_method="output")
+    >>> svm = svm.fit(X, y, [1, 1], [-1, -1], random_state=0)
+    >>> svm.predict(X[:4]).shape
+    (4,)
+    """
+
+    def __init__(self, regularizer: str = "l2", eps: float | None = None,
+                 gamma: float | None = None, perturbation_method: str = "objective",
+                 kernel: str = "linear", D: int | None = None,
+                 kernel_param: float | None = None, huber_h: float = 0.5):
+        super().__init__(regularizer, eps, gamma, perturbation_method)
+        if kernel not in ("linear", "Gaussian"):
+            raise ValueError(f"kernel must be 'linear' or 'Gaussian', got {kernel!r}")
+        self.kernel = kernel
+        if kernel == "Gaussian":
+            if D is None:
+                raise ValueError("D (the number of random features) must be given for the "
+                                 "Gaussian kernel")
+            D = check_int("D", D, low=1)
+        elif D is not None:
+            D = check_int("D", D, low=1)
+        self.D = D
+        if kernel_param is not None:
+            kernel_param = check_real("kernel_param", kernel_param, low=0.0, low_open=True)
+        self.kernel_param = kernel_param
+        self.huber_h = check_real("huber_h", huber_h, low=0.0, high=0.5, low_open=True)
+        self.omega: np.ndarray | None = None
+        self.phase: np.ndarray | None = None
+
+    def _engine_kwargs(self) -> dict:
+        return {"loss": "huber", "h": self.huber_h}
+
+    def x_to_v(self, X) -> np.ndarray:
+        """Map rows to the ``D`` random Fourier features ``sqrt(2/D) cos(X omega + phase)``.
+
+        ``X`` must already carry the bias column if the model was fitted with ``add_bias``.
+        """
+        if self.omega is None:
+            raise RuntimeError("x_to_v needs the random features drawn by fit(); call fit() first")
+        X = as_float_matrix("X", X)
+        if X.shape[1] != self.omega.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} columns, the feature map expects "
+                             f"{self.omega.shape[0]}")
+        return np.sqrt(2.0 / self.D) * np.cos(X @ self.omega + self.phase)
+
+    def _design(self, X, upper, lower, add_bias, rng):
+        if self.kernel == "linear":
+            return super()._design(X, upper, lower, add_bias, rng)
+        p = X.shape[1]
+        if self.kernel_param is None:
+            self.kernel_param = 1.0 / p  # DPpack's default, from the raw column count
+        X = np.clip(X, lower, upper)
+        if add_bias:
+            X = _add_bias(X)
+        self.omega, self.phase = gaussian_fourier_features(X.shape[1], self.D, self.kernel_param,
+                                                           rng)
+        V = self.x_to_v(X)
+        # public bounds +-sqrt(2/D) on every feature, D columns: divisor sqrt(2/D) * sqrt(D)
+        divisor = np.full(self.D, np.sqrt(2.0 / self.D) * np.sqrt(self.D))
+        return V / divisor, divisor
+
+    def _features(self, X, add_bias):
+        X = _add_bias(X) if add_bias else X
+        return X if self.kernel == "linear" else self.x_to_v(X)
+
+    def predict(self, X, add_bias: bool = False, raw_value: bool = False) -> np.ndarray:
+        """Predicted labels 0/1 (``score > 0``), or the raw scores with ``raw_value=True``.
+
+        ``add_bias`` must match the value used in :meth:`fit`. A score of exactly 0 is
+        labelled 0, as in DPpack.
+        """
+        z = self._raw(X, add_bias)
+        return z if raw_value else (z > 0).astype(int)
+
+    def __repr__(self) -> str:
+        extra = "" if self.kernel == "linear" else f", kernel='Gaussian', D={self.D}"
+        return (f"SVMDP(regularizer={self.regularizer!r}, eps={self.eps!r}, gamma={self.gamma!r}, "
+                f"perturbation_method={self.perturbation_method!r}{extra})")
+
+
+def _is_model(obj) -> bool:
+    return isinstance(obj, _CMSModel)
+

@@ -1,0 +1,189 @@
+r"""Private hyperparameter selection (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Section 6).
+
+Choosing the regulariser by looking at validation error on the training data leaks information
+that the guarantee of the fitted coefficients does not cover. The private alternative (JMLR11
+Algorithm 4, implemented by R's DPpack as ``tune_classification_model``) spends the *same* ε:
+train each of the ``m`` candidates on its own disjoint slice of the rows, count the errors of
+every candidate on one more disjoint slice, and choose with the exponential mechanism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import as_float_matrix
+from .mechanisms import check_random_state, exponential_mechanism
+from .models import _CMSModel
+
+__all__ = ["tune_classification_model", "TuningRecord", "dppack_split"]
+
+
+@dataclass(frozen=True)
+class TuningRecord:
+    """What a private tuning run may release about itself.
+
+    Attributes
+    ----------
+    candidates : tuple
+        The candidate hyperparameters (``gamma`` of each model, or ``lambda_`` for
+        :func:`privatelr.dplr_tune`), in the order given.
+    chosen : int
+        Index of the chosen candidate (output of the exponential mechanism; private).
+    eps : float
+        The ε of the whole procedure (the common ε of the candidates).
+    group_sizes : tuple of int
+        Rows per training group, then the validation group (depends on ``n`` only).
+
+    The validation error counts are deliberately **not** stored: they are not private.
+    """
+
+    candidates: tuple
+    chosen: int
+    eps: float
+    group_sizes: tuple
+
+
+def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Split ``n`` row positions into ``m`` training groups and one validation group.
+
+    Position ``i`` (0-based) goes to group ``i mod (m+1)``: training group ``j`` holds rows
+    ``j, j+m+1, j+2(m+1), …`` and the validation group holds rows ``m, 2m+1, …`` — DPpack's
+    indexing (R's ``seq(j, n, m+1)``, 1-based). The split uses positions only, never values;
+    **the rows must be in random order** (shuffle them first) for the groups to be
+    representative.
+
+    Examples
+    --------
+    >>> train, valid = dppack_split(10, 2)
+    >>> [g.tolist() for g in train], valid.tolist()
+    ([[0, 3, 6, 9], [1, 4, 7]], [2, 5, 8])
+    """
+    if n < m + 1:
+        raise ValueError(f"need at least m + 1 = {m + 1} rows to give every one of the {m} "
+                         f"candidates and the validation group a row, got {n}")
+    idx = np.arange(n)
+    train = [idx[j::m + 1] for j in range(m)]
+    return train, idx[m::m + 1]
+
+
+def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds,
+                              add_bias: bool = False, weights=None,
+                              weights_upper_bound: float | None = None, random_state=None):
+    r"""Choose among DPpack-style models privately; returns the chosen, fitted model.
+
+    With ``m`` models the rows are split by position into ``m + 1`` groups
+    (:func:`dppack_split`; **shuffle the rows first**): model ``j`` is fitted on group ``j``
+    with its own ε, every model predicts the last (validation) group, ``z_j`` counts its
+    errors, and the exponential mechanism with utility :math:`-z_j` and sensitivity 1 picks
+    model ``j`` with probability :math:`\propto \exp(-\varepsilon z_j / 2)` at the models'
+    common ε. All models are fitted in place (as in DPpack); the chosen one is returned with a
+    ``tuning_`` attribute (:class:`TuningRecord`).
+
+    **Privacy** (JMLR11 Theorem 18; neighbouring data sets have the same ``n`` and differ in
+    one row, so the positional groups are the same for both). The groups are disjoint, so the
+    differing row lies in exactly one of them.
+
+    * In training group ``j``: only model ``j``'s input changes, and its coefficients are
+      ε-differentially private; the other models and the validation rows are unchanged, and
+      the choice is a randomised function of the models and the validation rows alone
+      (post-processing). The released pair (choice, chosen model) is therefore ε-DP.
+    * In the validation group: the models do not depend on it; each error count :math:`z_j`
+      changes by at most 1, so the utilities :math:`-z_j` have sensitivity 1 and the
+      exponential mechanism is ε-DP (McSherry & Talwar 2007, Theorem 6).
+
+    Either way the output is ε-differentially private — parallel composition over the disjoint
+    groups, not sequential composition, so ε is not multiplied by ``m``. The error counts
+    themselves are not private and are not returned. With ``eps = inf`` the model with fewest
+    errors is returned (ties broken at random) and nothing is private.
+
+    Parameters
+    ----------
+    models : sequence of LogisticRegressionDP or SVMDP
+        The candidates (e.g. one per ``gamma``), all built with the same ``eps``.
+    X : (n, p) array or DataFrame
+        Data, rows in random order.
+    y : (n,) array
+        Labels 0/1.
+    upper_bounds, lower_bounds : (p,) array
+        Public column bounds (see :class:`privatelr.LogisticRegressionDP`).
+    add_bias : bool
+        Passed to every ``fit`` and ``predict``.
+    weights : (n,) array, optional
+        Observation weights (split with the rows); need ``weights_upper_bound``.
+    weights_upper_bound : float, optional
+    random_state : int, numpy.random.Generator or None
+        One Generator drives every fit and the exponential mechanism.
+
+    Returns
+    -------
+    LogisticRegressionDP or SVMDP
+        The chosen model, fitted on its group only.
+
+    Raises
+    ------
+    ValueError
+        Empty ``models``, different ε among the models, or fewer than ``m + 1`` rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privatelr import SVMDP
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(600, 2))
+    >>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    >>> models = [SVMDP(eps=1.0, gamma=g, perturbation_method="output") for g in (100, 1, 1e-4)]
+    >>> best = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
+    >>> best.gamma in (100, 1, 1e-4), best.tuning_.chosen in (0, 1, 2)
+    (True, True)
+    """
+    if isinstance(models, (_CMSModel, str, bytes)) or not hasattr(models, "__iter__"):
+        raise TypeError("models must be a list of LogisticRegressionDP / SVMDP objects, got "
+                        f"{type(models).__name__}")
+    models = list(models)
+    if not models:
+        raise ValueError("models is empty: give at least one candidate model")
+    for i, mdl in enumerate(models):
+        if not isinstance(mdl, _CMSModel):
+            raise TypeError(f"models[{i}] is a {type(mdl).__name__}; expected LogisticRegressionDP "
+                            "or SVMDP")
+    if len({id(mdl) for mdl in models}) != len(models):
+        raise ValueError("models contains the same object twice; build one object per candidate")
+    eps_all = [mdl.eps for mdl in models]
+    if any(e != eps_all[0] for e in eps_all):
+        raise ValueError(f"all models must share one eps (the tuned model is eps-DP for that "
+                         f"eps), got {eps_all}")
+    eps = eps_all[0]
+
+    Xa = as_float_matrix("X", X)
+    n = Xa.shape[0]
+    ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) else np.asarray(y)
+    if ya.ndim == 2 and 1 in ya.shape:
+        ya = ya.reshape(-1)
+    if ya.ndim != 1 or ya.shape[0] != n:
+        raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
+                         f"{np.shape(y)}")
+    wa = None
+    if weights is not None:
+        wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
+        if wa.ndim != 1 or wa.shape[0] != n:
+            raise ValueError(f"weights must be a 1-D array of length {n}, got shape {np.shape(weights)}")
+    m = len(models)
+    train, valid = dppack_split(n, m)
+    rng = check_random_state(random_state)
+
+    errors = np.empty(m)
+    y_valid = ya[valid]
+    for j, (mdl, rows) in enumerate(zip(models, train)):
+        mdl.fit(Xa[rows], ya[rows], upper_bounds, lower_bounds, add_bias=add_bias,
+                weights=None if wa is None else wa[rows],
+                weights_upper_bound=weights_upper_bound, random_state=rng)
+        errors[j] = np.count_nonzero(mdl.predict(Xa[valid], add_bias=add_bias) != y_valid)
+    chosen = exponential_mechanism(-errors, eps, 1.0, random_state=rng)
+    del errors  # not private: never stored or returned
+    best = models[chosen]
+    best.tuning_ = TuningRecord(candidates=tuple(mdl.gamma for mdl in models), chosen=chosen,
+                                eps=eps, group_sizes=tuple(len(g) for g in train) + (len(valid),))
+    return best
