@@ -434,3 +434,30 @@ def gaussian_noise(d: int, sigma: float, random_state=None) -> np.ndarray:
     if sigma == 0.0:
         return np.zeros(d)
     return rng.normal(0.0, sigma, size=d)
+
+
+def achlioptas_matrix(p: int, q: int, rng: np.random.Generator) -> np.ndarray:
+    r"""Draw Achlioptas' sparse random projection matrix, scaled: ``(p, q)`` entries / sqrt(q).
+
+    Entries are :math:`+\sqrt{3}` and :math:`-\sqrt{3}` with probability 1/6 each and 0 with
+    probability 2/3 (Achlioptas, *Database-friendly random projections*, JCSS 66 (2003),
+    Theorem 1.1), then divided by :math:`\sqrt{q}` so that :math:`E\|x^\top P\|^2 = \|x\|^2`.
+    The matrix is drawn independently of the data: projecting rows with it is a public map.
+
+    Parameters
+    ----------
+    p, q : int
+        Input and output dimensions (>= 1).
+    rng : numpy.random.Generator
+
+    Examples
+    --------
+    >>> P = achlioptas_matrix(4, 2, np.random.default_rng(0))
+    >>> P.shape, bool(np.all(np.isin(np.round(P * np.sqrt(2), 12), np.round([-np.sqrt(3), 0, np.sqrt(3)], 12))))
+    ((4, 2), True)
+    """
+    p = check_int("p", p, low=1)
+    q = check_int("q", q, low=1)
+    u = rng.integers(0, 6, size=(p, q))
+    values = np.where(u == 0, -np.sqrt(3.0), np.where(u == 1, np.sqrt(3.0), 0.0))
+    return values / np.sqrt(q)
