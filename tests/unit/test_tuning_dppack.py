@@ -1,0 +1,154 @@
+"""Private model selection (privatelr.tuning.tune_classification_model), DPpack style."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import privatelr.tuning as tuning
+from privatelr import SVMDP, LogisticRegressionDP, tune_classification_model
+from privatelr.tuning import TuningRecord, dppack_split
+
+
+def _bands(N=200, seed=0):
+    """The seed's R example data: two Gaussian bands, every 10th row held out for testing."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(-0.25, 0.25, N)
+    X = np.vstack([np.c_[3 * t, rng.normal(mu, 0.1, N) - t] for mu in (-0.2, 0.2)])
+    y = np.repeat([0, 1], N).reshape(-1, 1)  # R's y is a one-column matrix
+    test = np.arange(0, 2 * N, 10)
+    keep = np.setdiff1d(np.arange(2 * N), test)
+    return X[keep], y[keep], X[test], y[test].ravel()
+
+
+def test_split_matches_dppack_indexing_by_hand():
+    # R: validate = seq(m+1, n, m+1), group i = seq(i, n, m+1) (1-based). n = 10, m = 2:
+    # seq(1,10,3) = 1 4 7 10, seq(2,10,3) = 2 5 8, seq(3,10,3) = 3 6 9  -> minus one
+    train, valid = dppack_split(10, 2)
+    assert [g.tolist() for g in train] == [[0, 3, 6, 9], [1, 4, 7]]
+    assert valid.tolist() == [2, 5, 8]
+    # n = 11, m = 3: seq(1,11,4) = 1 5 9, seq(2,11,4) = 2 6 10, seq(3,11,4) = 3 7 11,
+    # seq(4,11,4) = 4 8
+    train, valid = dppack_split(11, 3)
+    assert [g.tolist() for g in train] == [[0, 4, 8], [1, 5, 9], [2, 6, 10]]
+    assert valid.tolist() == [3, 7]
+    # disjoint and covering
+    allrows = np.sort(np.concatenate(train + [valid]))
+    np.testing.assert_array_equal(allrows, np.arange(11))
+    with pytest.raises(ValueError, match="m \\+ 1"):
+        dppack_split(3, 3)
+
+
+def test_each_model_is_fitted_on_its_own_group():
+    X, y, _, _ = _bands(N=40)
+    y = y.ravel()
+    models = [LogisticRegressionDP(eps=np.inf, gamma=g) for g in (10.0, 1.0, 0.1)]
+    tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
+    for j, mdl in enumerate(models):
+        rows = [i for i in range(len(y)) if i % 4 == j]  # hand-made DPpack groups, m + 1 = 4
+        ref = LogisticRegressionDP(eps=np.inf, gamma=mdl.gamma).fit(X[rows], y[rows], [1, 1],
+                                                                    [-1, -1])
+        np.testing.assert_allclose(mdl.coeff, ref.coeff, rtol=1e-10)
+        assert mdl.result_.n == len(rows)
+
+
+def test_seed_r_example_selects_a_model():
+    # tune_classification_model's R example: SVMs with output perturbation, gamma grid
+    # (100, 1, 1e-4), eps = 1, uniform weights with the last one halved, weight bound 1.
+    X, y, Xt, yt = _bands()
+    weights = np.ones(len(y))
+    weights[-1] = 0.5
+    grid = (100, 1, 0.0001)
+    models = [SVMDP("l2", 1, g, perturbation_method="output") for g in grid]
+    tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], weights=weights,
+                                      weights_upper_bound=1, random_state=42)
+    assert any(tuned is mdl for mdl in models)
+    assert tuned.gamma in grid
+    assert tuned.tuning_ == TuningRecord(candidates=grid, chosen=grid.index(tuned.gamma), eps=1.0,
+                                         group_sizes=(90, 90, 90, 90))
+    pred = tuned.predict(Xt)
+    assert pred.shape == yt.shape and set(np.unique(pred)) <= {0, 1}
+    assert tuned.result_.weights_bound == 1.0
+    # reproducible with the same seed
+    again = tune_classification_model([SVMDP("l2", 1, g, perturbation_method="output")
+                                       for g in grid], X, y, [1, 1], [-1, -1], weights=weights,
+                                      weights_upper_bound=1, random_state=42)
+    assert again.gamma == tuned.gamma
+    np.testing.assert_array_equal(again.coeff, tuned.coeff)
+
+
+def test_large_eps_picks_fewest_validation_errors():
+    X, y, _, _ = _bands(N=150)
+    y = y.ravel()
+    for s in range(5):
+        # a good linear model, a useless kernel model (kernel width far too small: features are
+        # noise) and a strongly over-regularised one
+        models = [SVMDP(eps=200.0, gamma=1.0, kernel="Gaussian", D=20, kernel_param=1e5),
+                  LogisticRegressionDP(eps=200.0, gamma=1.0),
+                  SVMDP(eps=200.0, gamma=1.0, kernel="Gaussian", D=20, kernel_param=3e4)]
+        tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=s)
+        _, valid = dppack_split(len(y), len(models))
+        errors = [np.sum(m.predict(X[valid]) != y[valid]) for m in models]
+        assert min(errors) + 10 <= sorted(errors)[1]  # a clear winner (> 10 errors apart)
+        # P(not the best) <= 2 exp(-200 * 10 / 2): the choice is the argmin
+        assert errors[tuned.tuning_.chosen] == min(errors), errors
+
+
+def test_mechanism_receives_minus_errors_sensitivity_one_and_common_eps(monkeypatch):
+    X, y, _, _ = _bands(N=60)
+    y = y.ravel()
+    seen = {}
+
+    def spy(utility, eps, sensitivity, measure=None, random_state=None):
+        seen.update(utility=np.asarray(utility), eps=eps, sensitivity=sensitivity)
+        return 1
+
+    monkeypatch.setattr(tuning, "exponential_mechanism", spy)
+    models = [LogisticRegressionDP(eps=0.5, gamma=g) for g in (1.0, 2.0)]
+    tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
+    assert tuned is models[1]
+    _, valid = dppack_split(len(y), 2)
+    errors = np.array([np.sum(m.predict(X[valid]) != y[valid]) for m in models])
+    np.testing.assert_array_equal(seen["utility"], -errors)
+    assert seen["eps"] == 0.5 and seen["sensitivity"] == 1.0
+
+
+def test_record_does_not_hold_error_counts():
+    names = {f.name for f in dataclasses.fields(TuningRecord)}
+    assert names == {"candidates", "chosen", "eps", "group_sizes"}
+
+
+def test_add_bias_is_passed_to_fit_and_predict():
+    X, y, _, _ = _bands(N=60)
+    models = [LogisticRegressionDP(eps=np.inf, gamma=g) for g in (1.0, 0.1)]
+    tuned = tune_classification_model(models, X + 0.5, y, [1.5, 1.5], [-0.5, -0.5],
+                                      add_bias=True, random_state=0)
+    assert all(m.coeff.shape == (3,) and m.add_bias_ for m in models)
+    assert tuned.predict(X + 0.5, add_bias=True).shape == (len(X),)
+
+
+def test_validation():
+    X, y, _, _ = _bands(N=30)
+    with pytest.raises(ValueError, match="eps"):
+        tune_classification_model([LogisticRegressionDP(eps=1, gamma=1),
+                                   LogisticRegressionDP(eps=2, gamma=1)], X, y, [1, 1], [-1, -1])
+    with pytest.raises(ValueError, match="empty"):
+        tune_classification_model([], X, y, [1, 1], [-1, -1])
+    with pytest.raises(TypeError, match="models"):
+        tune_classification_model(LogisticRegressionDP(eps=1, gamma=1), X, y, [1, 1], [-1, -1])
+    with pytest.raises(TypeError, match="models\\[1\\]"):
+        tune_classification_model([LogisticRegressionDP(eps=1, gamma=1), "svm"], X, y, [1, 1],
+                                  [-1, -1])
+    m = LogisticRegressionDP(eps=1, gamma=1)
+    with pytest.raises(ValueError, match="twice"):
+        tune_classification_model([m, m], X, y, [1, 1], [-1, -1])
+    with pytest.raises(ValueError, match="rows"):
+        tune_classification_model([LogisticRegressionDP(eps=1, gamma=g) for g in (1, 2, 3)],
+                                  X[:3], y[:3], [1, 1], [-1, -1])
+    with pytest.raises(ValueError, match="y"):
+        tune_classification_model([m], X, y[:-1], [1, 1], [-1, -1])
+    with pytest.raises(ValueError, match="weights"):
+        tune_classification_model([m], X, y, [1, 1], [-1, -1], weights=np.ones(3),
+                                  weights_upper_bound=1)
+    with pytest.raises(ValueError, match="weights_upper_bound"):
+        tune_classification_model([m], X, y, [1, 1], [-1, -1], weights=np.ones(len(y)))
