@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import erm, losses, mechanisms, solver
+from .dplr import DPLR, dplr, predict, summary
+from .design import scaled
 from .exceptions import PrivacyWarning
 from .mechanisms import exponential_mechanism
 from .models import SVMDP, LogisticRegressionDP
@@ -16,5 +18,6 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 __all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model",
+           "DPLR", "dplr", "predict", "scaled", "summary",
            "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
            "__version__"]
