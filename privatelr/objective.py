@@ -61,6 +61,21 @@ class ERMObjective:
         self._candidate = None
         self._ahead = None  # (w, m, f, g, H) prepared by the last line search at t = 1
 
+    def subsample(self, m: int) -> "ERMObjective":
+        """The same objective on every ``k``-th row (``k = n // m``): a cheap model of ``J``.
+
+        The data term is an average, so it is comparable across sample sizes; the ridge and the
+        linear (noise) term are kept as they are. Used only to find a starting point: the
+        solution is always decided on the full data. Deterministic (no randomness): a strided
+        sample covers sorted data evenly.
+        """
+        k = max(1, self.n // max(1, int(m)))
+        rows = slice(None, None, k)
+        sub = ERMObjective(np.ascontiguousarray(self.X[rows]), self.y[rows], self.loss,
+                           self.lambda_, weights=None if self.weights is None else self.weights[rows])
+        sub.linear = self.linear.copy()
+        return sub
+
     # -- elementwise pieces ----------------------------------------------------------------
     def _terms(self, m, second):
         terms = getattr(self.loss, "terms", None)
@@ -71,7 +86,11 @@ class ERMObjective:
 
     def _value_from(self, w, lv):
         data = (lv @ self.weights if self.weights is not None else lv.sum()) / self.n
-        return float(data + 0.5 * self.lambda_ * (w @ w) + self.linear @ w)
+        ridge, lin = 0.5 * self.lambda_ * (w @ w), self.linear @ w
+        # magnitude of the summands: the rounding of J is relative to this, not to |J|, which
+        # can be tiny when the noise term cancels the rest
+        self.value_scale = float(abs(data) + ridge + abs(lin))
+        return float(data + ridge + lin)
 
     def _scaled(self, d1, d2, rows):
         """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``."""
