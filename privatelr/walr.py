@@ -1,0 +1,921 @@
+r"""WALR: label-private logistic regression from one noisy weighted dot product.
+
+Weighted Aggregate Logistic Regression (Yuan & Lazarsfeld, Meta; seed document "Weighted
+Aggregate Logistic Regression") splits training between two parties:
+
+* the **private measurement system** holds the labels :math:`y_i \in \{0, 1\}` and releases, once,
+
+  .. math::
+      \tilde v = \frac{1}{N}\sum_{i=1}^N w_i\,y_i\,x_i + Z, \qquad Z \sim N(0, \sigma^2 I_k)
+
+  (:func:`noisy_dot_product`, a :class:`NoisyDotProduct` record that can travel as JSON);
+* the **trainer** (the API consumer) holds the features :math:`x_i \in [0, 1]^k` and the weights
+  :math:`w_i`, never sees a label, and minimises the label-blind objective
+
+  .. math::
+      F(\theta) = \frac{1}{N}\sum_{i=1}^N w_i \log\big(1 + e^{\theta^\top x_i}\big)
+                  - \theta^\top \tilde v + \frac{\lambda}{2}\|\theta\|^2
+
+  (:func:`walr_fit`). With :math:`\tilde v` the exact dot product, ``F`` is the weighted
+  logistic negative log-likelihood :math:`\frac1N\sum_i w_i[\log(1+e^{z_i}) - y_i z_i]` plus the
+  ridge term, so its gradient :math:`\frac1N\sum_i w_i\sigma(\theta^\top x_i)x_i - \tilde v +
+  \lambda\theta` is the seed's ``noisy-∇L`` (with weights and ridge).
+
+**Privacy (label-DP).** Neighbouring data sets differ in one label (features, weights and ``N``
+are public). Flipping :math:`y_i` changes the dot product by :math:`w_i x_i / N`, so its L2
+sensitivity is
+
+.. math::
+    \Delta = \max_i \frac{w_i\|x_i\|_2}{N} \le \frac{A\sqrt{k}}{N},
+
+with :math:`A` the public weight bound (``weights_bound``; 1 without weights) and
+:math:`\|x_i\|_2 \le \sqrt k` because every coordinate lies in :math:`[0, 1]` (the seed's
+:math:`s^2 \le k/N^2` with weights). The release is the Gaussian mechanism with this Δ:
+``mechanism="classic"`` uses :math:`\sigma = \Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`
+(Dwork & Roth 2014, Theorem 3.22; proved only for ε < 1), ``mechanism="analytic"`` (default) the
+smallest σ of Balle & Wang (ICML 2018, Theorem 8), valid for every ε > 0 — see
+:mod:`privatelr.mechanisms`. Everything the trainer computes is post-processing of
+:math:`\tilde v` and public data, hence :math:`(\varepsilon, \delta)`-label-DP with the same
+parameters (post-processing theorem, Dwork & Roth Proposition 2.1). Features and weights are **not**
+protected: WALR assumes the trainer already holds them.
+
+**Solvers.** ``"newton"`` (our addition) minimises ``F`` exactly with the package's Newton solver:
+``F`` is the engine's ERM objective with every label :math:`y_i = -1` (logistic loss
+:math:`\ell(-z) = \log(1 + e^z)`), weights :math:`w_i` and linear term :math:`-\tilde v`.
+``"hybrid"`` is the seed's hybrid minibatch gradient descent: each step uses the minibatch mean of
+:math:`w_j\sigma(\theta^\top x_j)x_j` and the full-data :math:`\tilde v`.
+
+**Unboundedness (λ = 0).** Without the ridge, ``F`` is bounded below only if :math:`\tilde v` lies
+in the zonotope :math:`\{\frac1N\sum_i w_i p_i x_i : p \in [0,1]^N\}` of attainable gradients
+terms; noise can push it outside. For any direction ``u``,
+:math:`F(tu) \le A_w\log 2 - t\,c(u)` with
+:math:`c(u) = u^\top\tilde v - \frac1N\sum_i w_i\max(0, u^\top x_i)` and :math:`A_w` the mean
+weight, so :math:`c(u) > 0` *proves* :math:`F \to -\infty` along ``u``. We test the coordinate
+directions :math:`\pm e_j` before training and the direction of the iterate whenever its norm
+grows, and stop with status ``"unbounded"`` only on such a proof.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.linalg
+from scipy.special import expit
+
+from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_int, check_real
+from .losses import LogisticLoss
+from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma
+from .objective import ERMObjective
+from .solver import minimize
+
+__all__ = ["NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr_fit", "walr"]
+
+_FORMAT = "privatelr.NoisyDotProduct"
+_MECHANISMS = ("analytic", "classic", "none")
+_SOLVERS = ("hybrid", "newton")
+_CHUNK_BYTES = 8 * 2**20
+_GROWTH_CHECK = 30.0  # first ||theta|| at which the unboundedness certificate is tried
+_REL = 1e-9  # relative slack when checking a loaded record's sensitivity and sigma
+
+
+# ------------------------------------------------------------------------------------------
+# The release
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class NoisyDotProduct:
+    r"""What the private measurement system hands over: one (ε, δ)-label-DP dot product.
+
+    Attributes
+    ----------
+    value : (k,) ndarray
+        :math:`\frac1N\sum_i w_i y_i x_i + N(0, \sigma^2 I)` (already divided by ``N``).
+    n : int
+        ``N``, the number of records.
+    eps, delta : float
+        The label-DP guarantee (``eps = inf``, ``mechanism = "none"``: exact, not private).
+    sigma : float
+        Noise standard deviation per coordinate.
+    mechanism : {"analytic", "classic", "none"}
+    sensitivity : float
+        L2 label-sensitivity :math:`\Delta = A\sqrt{k}/N` used for σ.
+    weights_bound : float
+        The public weight bound ``A`` (1 without weights).
+    columns : tuple of str or None
+        Feature names, when known.
+
+    The constructor (and :meth:`from_json`) checks the record: ``sensitivity`` must be at least
+    ``weights_bound * sqrt(k) / n`` and ``sigma`` at least the mechanism's σ for it, so a record
+    whose numbers do not support its claimed guarantee is refused.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.2], [1.0, 0.9], [1.0, 0.4]])
+    >>> rel = noisy_dot_product(X, [0, 1, 1], eps=1.0, delta=1e-5, random_state=0)
+    >>> NoisyDotProduct.from_json(rel.to_json()) == rel
+    True
+    """
+
+    value: np.ndarray
+    n: int
+    eps: float
+    delta: float
+    sigma: float
+    mechanism: str
+    sensitivity: float
+    weights_bound: float = 1.0
+    columns: tuple | None = None
+
+    def __post_init__(self):
+        value = np.array(self.value, dtype=np.float64) if not isinstance(self.value, np.ndarray) \
+            else self.value.astype(np.float64, copy=True)
+        if value.ndim != 1 or value.size == 0:
+            raise ValueError(f"value must be a non-empty 1-D vector, got shape {value.shape}")
+        if not np.isfinite(value).all():
+            raise ValueError("value contains NaN or infinite entries")
+        value.setflags(write=False)
+        k = value.size
+        n = check_int("n", self.n, low=1)
+        if self.mechanism not in _MECHANISMS:
+            raise ValueError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}")
+        eps = check_real("eps", self.eps, low=0.0, low_open=True, allow_inf=True)
+        delta = check_real("delta", self.delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        sigma = check_real("sigma", self.sigma, low=0.0)
+        A = check_real("weights_bound", self.weights_bound, low=0.0, low_open=True)
+        sens = check_real("sensitivity", self.sensitivity, low=0.0, low_open=True)
+        needed = A * math.sqrt(k) / n
+        if sens < needed * (1.0 - _REL):
+            raise ValueError(f"sensitivity {sens:.6g} is below weights_bound*sqrt(k)/n = {needed:.6g}: "
+                             "the record understates the label-sensitivity of the dot product")
+        if (self.mechanism == "none") != np.isinf(eps):
+            raise ValueError("mechanism 'none' goes with eps=inf (an exact, non-private dot "
+                             f"product) and only with it; got mechanism={self.mechanism!r}, eps={eps}")
+        if self.mechanism != "none":
+            required = gaussian_sigma(sens, eps, delta, self.mechanism)
+            if sigma < required * (1.0 - _REL):
+                raise ValueError(f"sigma {sigma:.6g} is below the {self.mechanism} Gaussian "
+                                 f"mechanism's {required:.6g} for eps={eps}, delta={delta}, "
+                                 f"sensitivity={sens:.6g}: the record does not support its guarantee")
+        elif sigma != 0.0:
+            raise ValueError("an eps=inf record must have sigma=0")
+        columns = self.columns
+        if columns is not None:
+            columns = tuple(str(c) for c in columns)
+            if len(columns) != k:
+                raise ValueError(f"columns has {len(columns)} names but value has {k} entries")
+        for name, v in (("value", value), ("n", n), ("eps", eps), ("delta", delta),
+                        ("sigma", sigma), ("sensitivity", sens), ("weights_bound", A),
+                        ("columns", columns)):
+            object.__setattr__(self, name, v)
+
+    @property
+    def k(self) -> int:
+        """Number of features."""
+        return int(self.value.size)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, NoisyDotProduct):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (``eps = inf`` is written as the string ``"inf"``)."""
+        return {"format": _FORMAT, "version": 1, "value": [float(x) for x in self.value],
+                "n": self.n, "eps": "inf" if np.isinf(self.eps) else self.eps,
+                "delta": self.delta, "sigma": self.sigma, "mechanism": self.mechanism,
+                "sensitivity": self.sensitivity, "weights_bound": self.weights_bound,
+                "columns": None if self.columns is None else list(self.columns)}
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """Serialise to JSON text (floats round-trip exactly); also write it to ``path`` if given.
+
+        Examples
+        --------
+        >>> rel = NoisyDotProduct([0.1, 0.2], n=100, eps=1.0, delta=1e-5, sigma=0.1,
+        ...                       mechanism="analytic", sensitivity=0.02)
+        >>> '"mechanism": "analytic"' in rel.to_json()
+        True
+        """
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike) -> "NoisyDotProduct":
+        """Read a record from JSON text or from a file path, validating every field.
+
+        Raises ``ValueError`` for malformed JSON, unknown or missing fields, or numbers that do
+        not support the stated guarantee (see the class docstring).
+        """
+        if isinstance(source, os.PathLike) or (isinstance(source, str)
+                                               and not source.lstrip().startswith("{")):
+            p = Path(source)
+            if not p.is_file():
+                raise ValueError(f"source is neither JSON text nor an existing file: {str(source)[:80]!r}")
+            source = p.read_text(encoding="utf-8")
+        elif not isinstance(source, str):
+            raise TypeError(f"source must be JSON text or a path, got {type(source).__name__}")
+        try:
+            data = json.loads(source)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"source is not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise ValueError(f"not a {_FORMAT} record (missing or wrong 'format' field)")
+        if data.get("version") != 1:
+            raise ValueError(f"unsupported record version {data.get('version')!r}; expected 1")
+        fields = {"value", "n", "eps", "delta", "sigma", "mechanism", "sensitivity",
+                  "weights_bound", "columns"}
+        extra = set(data) - fields - {"format", "version"}
+        missing = fields - set(data)
+        if extra or missing:
+            raise ValueError(f"record fields do not match: missing {sorted(missing)}, "
+                             f"unexpected {sorted(extra)}")
+        eps = data["eps"]
+        if eps == "inf":
+            eps = math.inf
+        if not isinstance(data["value"], list):
+            raise ValueError("record field 'value' must be a list of numbers")
+        try:
+            value = np.array(data["value"], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("record field 'value' must be a list of numbers") from None
+        return cls(value=value, n=data["n"], eps=eps, delta=data["delta"], sigma=data["sigma"],
+                   mechanism=data["mechanism"], sensitivity=data["sensitivity"],
+                   weights_bound=data["weights_bound"], columns=data["columns"])
+
+
+def _columns_of(X) -> tuple | None:
+    cols = getattr(X, "columns", None)
+    return None if cols is None else tuple(str(c) for c in cols)
+
+
+def _rows(n: int, k: int):
+    step = max(256, _CHUNK_BYTES // (8 * max(k, 1)))
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
+
+
+def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
+                      weights_bound: float = 1.0, mechanism: str = "analytic", clip: bool = False,
+                      random_state=None) -> NoisyDotProduct:
+    r"""Release :math:`\frac1N\sum_i w_i y_i x_i` with (ε, δ)-label-DP Gaussian noise (WALR's release).
+
+    This is the measurement side: it is the only function of WALR that reads labels. The
+    sensitivity and σ are derived in the module docstring: :math:`\Delta = A\sqrt{k}/N`,
+    σ from :func:`privatelr.mechanisms.gaussian_sigma`.
+
+    Parameters
+    ----------
+    X : (N, k) array or DataFrame
+        Features, every entry in ``[0, 1]`` (an intercept column of ones qualifies).
+    y : (N,) array
+        Labels as 0/1, bool or -1/+1 (-1 is read as 0).
+    eps : float
+        ε > 0; ``inf`` releases the exact dot product (not private, ``mechanism="none"``).
+    delta : float
+        δ in (0, 1); choose it well below ``1/N``.
+    weights : (N,) array, optional
+        Public weights in ``[0, weights_bound]``.
+    weights_bound : float
+        Public bound ``A`` on the weights (ignored, taken as 1, without weights).
+    mechanism : {"analytic", "classic"}
+        Balle–Wang analytic Gaussian mechanism (any ε > 0) or the classic one (ε < 1 only).
+    clip : bool
+        Clip features into ``[0, 1]`` coordinate-wise instead of raising.
+    random_state : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    NoisyDotProduct
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.2], [1.0, 0.9], [1.0, 0.4], [1.0, 0.7]])
+    >>> rel = noisy_dot_product(X, [0, 1, 0, 1], eps=1.0, delta=1e-5, random_state=0)
+    >>> rel.k, rel.n, rel.mechanism, round(rel.sensitivity, 4)
+    (2, 4, 'analytic', 0.3536)
+    """
+    columns = _columns_of(X)
+    X = as_float_matrix("X", X)
+    n, k = X.shape
+    y01 = (as_pm1_labels("y", y, n) + 1.0) * 0.5
+    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if mechanism not in ("analytic", "classic"):
+        raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    w, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    lo, hi = float(X.min()), float(X.max())
+    if lo < 0.0 or hi > 1.0:
+        if not clip:
+            bad = int(((X < 0.0) | (X > 1.0)).any(axis=1).sum())
+            raise ValueError(f"X must lie in [0, 1] for the label-sensitivity sqrt(k)/N to hold; "
+                             f"{bad} row(s) fall outside (range [{lo:.4g}, {hi:.4g}]). Rescale the "
+                             "features with public bounds, or pass clip=True to clip each record")
+        X = np.clip(X, 0.0, 1.0)
+    sensitivity = A * math.sqrt(k) / n
+    if np.isinf(eps):
+        sigma, mech = 0.0, "none"
+    else:
+        sigma, mech = gaussian_sigma(sensitivity, eps, delta, mechanism), mechanism
+    rng = check_random_state(random_state)
+    r = y01 if w is None else w * y01
+    value = (X.T @ r) / n + gaussian_noise(k, sigma, rng)
+    return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
+                           sensitivity=sensitivity, weights_bound=A, columns=columns)
+
+
+# ------------------------------------------------------------------------------------------
+# The label-blind trainer
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class WALRResult:
+    """A WALR model and how it was obtained.
+
+    Attributes
+    ----------
+    coef : (k,) ndarray
+        Coefficients θ (NaN when ``status == "unbounded"``: there is no minimiser).
+    columns : tuple of str
+        Coefficient names (the formula's or the DataFrame's columns, else ``x0, x1, …``).
+    status : {"ok", "unbounded", "nonconvergence"}
+    converged : bool
+    message : str
+    solver : {"newton", "hybrid"}
+    iterations : int
+        Newton iterations, or minibatch steps of the hybrid solver.
+    epochs : int
+        Hybrid epochs (0 for Newton).
+    passes : int
+        Full passes over ``X`` (approximate for the hybrid solver: one per epoch end).
+    value : float
+        The label-blind objective at ``coef`` (NaN when unbounded).
+    grad_norm : float
+        Infinity norm of its full gradient.
+    lambda_ : float
+    n, k : int
+    eps, delta, sigma, mechanism
+        The guarantee of the release the model was trained from (None for a plain array).
+    lr : float or None
+        Hybrid step multiplier; ``batch_size`` its final minibatch size.
+    direction : ndarray or None
+        With ``status == "unbounded"``, a unit vector ``u`` along which the objective provably
+        decreases without bound (:math:`c(u) > 0`, module docstring).
+    model_spec : privatelr.design.DesignSpec or None
+        Rebuilds the design for new data when the model came from :func:`walr`.
+    """
+
+    coef: np.ndarray
+    columns: tuple
+    status: str
+    converged: bool
+    message: str
+    solver: str
+    iterations: int
+    epochs: int
+    passes: int
+    value: float
+    grad_norm: float
+    lambda_: float
+    n: int
+    k: int
+    eps: float | None = None
+    delta: float | None = None
+    sigma: float | None = None
+    mechanism: str | None = None
+    lr: float | None = None
+    batch_size: int | None = None
+    direction: np.ndarray | None = None
+    model_spec: object = field(default=None, repr=False)
+
+    @property
+    def coefficients(self):
+        """Coefficients as a :class:`pandas.Series` indexed by ``columns``."""
+        import pandas as pd
+
+        return pd.Series(self.coef, index=list(self.columns), name="coef")
+
+    def _design(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """(design, complete-row mask or None); a DataFrame goes through the formula's spec."""
+        if self.model_spec is not None and hasattr(X, "columns") and not isinstance(X, np.ndarray):
+            if list(map(str, X.columns)) == list(self.columns):  # already a design
+                return as_float_matrix("X", X), None
+            Xd, complete = self.model_spec.transform(X, what="X")
+            return as_float_matrix("X", Xd), np.asarray(complete, dtype=bool)
+        X = as_float_matrix("X", X)
+        if X.shape[1] != self.k:
+            raise ValueError(f"X has {X.shape[1]} columns but the model has {self.k} coefficients")
+        return X, None
+
+    def decision_function(self, X) -> np.ndarray:
+        """Linear predictor :math:`X\\theta`.
+
+        A DataFrame is passed through the formula when the model came from :func:`walr`; rows
+        with a missing value then get NaN.
+        """
+        if self.status == "unbounded":
+            raise ValueError("this WALR fit has no minimiser (status 'unbounded'); refit with "
+                             "lambda_ > 0")
+        Xd, complete = self._design(X)
+        eta = Xd @ self.coef
+        if complete is None or complete.all():
+            return eta
+        out = np.full(complete.size, np.nan)
+        out[complete] = eta
+        return out
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Predicted probabilities :math:`\\sigma(X\\theta)` of the positive label."""
+        return expit(self.decision_function(X))
+
+    def predict(self, X, threshold: float = 0.5) -> np.ndarray:
+        """Predicted 0/1 labels: 1 where the probability exceeds ``threshold`` (NaN rows stay NaN)."""
+        threshold = check_real("threshold", threshold, low=0.0, high=1.0)
+        p = self.predict_proba(X)
+        if np.isnan(p).any():
+            return np.where(np.isnan(p), np.nan, (p > threshold).astype(float))
+        return (p > threshold).astype(int)
+
+    def summary(self) -> str:
+        """A plain-text summary: the release's guarantee, the solver and the coefficients."""
+        if self.mechanism is None:
+            release = "trained from a plain vector: privacy guarantee unknown"
+        elif self.mechanism == "none":
+            release = "exact dot product (eps=inf): NOT private"
+        else:
+            release = (f"(eps={self.eps:g}, delta={self.delta:g})-label-DP, {self.mechanism} "
+                       f"Gaussian mechanism, sigma={self.sigma:.4g}")
+        lines = ["WALR: label-private logistic regression (Yuan & Lazarsfeld)",
+                 f"Release : {release}",
+                 f"Data    : n={self.n}, k={self.k}",
+                 f"Solver  : {self.solver}, lambda={self.lambda_:g}, status {self.status}, "
+                 f"{self.iterations} iterations, gradient {self.grad_norm:.3g}",
+                 f"Message : {self.message}",
+                 "Coefficients:"]
+        width = max(len(c) for c in self.columns)
+        lines += [f"  {c:<{width}}  {v: .6g}" for c, v in zip(self.columns, self.coef)]
+        lines.append("Only the labels are protected; features and weights are treated as public.")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+class _Unbounded(Exception):
+    def __init__(self, direction, x):
+        super().__init__("unbounded")
+        self.direction, self.x = direction, x
+
+
+def _certificate(margins_u: np.ndarray, w: np.ndarray | None, u: np.ndarray, v: np.ndarray,
+                 n: int) -> tuple[float, float]:
+    """``c(u)`` of the module docstring and the rounding scale it must beat."""
+    pos = np.maximum(margins_u, 0.0)
+    absm = np.abs(margins_u)
+    if w is not None:
+        pos, absm = pos @ w, absm @ w
+    else:
+        pos, absm = pos.sum(), absm.sum()
+    c = float(u @ v - pos / n)
+    scale = float(np.abs(u) @ np.abs(v) + absm / n)
+    return c, scale
+
+
+def _proves_unbounded(c: float, scale: float) -> bool:
+    return c > 1e-10 * scale + 1e-300
+
+
+def _coordinate_certificate(X, w, v, n):
+    """Check ``c(±e_j) > 0`` for every coordinate in one chunked pass; return a direction or None."""
+    k = X.shape[1]
+    pos, neg, absw = np.zeros(k), np.zeros(k), np.zeros(k)
+    for sl in _rows(n, k):
+        Xc = X[sl]
+        wc = np.ones(Xc.shape[0]) if w is None else w[sl]
+        P = np.maximum(Xc, 0.0)
+        pos += P.T @ wc
+        neg += (P - Xc).T @ wc
+    pos /= n
+    neg /= n
+    absw = pos + neg
+    for sign, c in ((1.0, v - pos), (-1.0, -v - neg)):
+        scale = np.abs(v) + absw
+        hit = np.flatnonzero(c > 1e-10 * scale + 1e-300)
+        if hit.size:
+            u = np.zeros(k)
+            u[hit[0]] = sign
+            return u
+    return None
+
+
+class _Watched:
+    """Wrap an objective: when ||w|| grows past a threshold, try the unboundedness certificate."""
+
+    def __init__(self, objective: ERMObjective, X, w, v, n):
+        self.objective, self.X, self.w, self.v, self.n = objective, X, w, v, n
+        self.next_norm = _GROWTH_CHECK
+
+    def __getattr__(self, name):
+        # Everything else (passes, n, ...) comes from the wrapped objective; a subsampled copy
+        # would escape the watch, so the solver's optional warm start is not offered.
+        if name == "subsample" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.objective, name)
+
+    def evaluate(self, x, *args, **kwargs):
+        norm = float(np.linalg.norm(x))
+        if norm > self.next_norm:
+            self.next_norm = 2.0 * norm
+            u = x / norm
+            c, scale = _certificate(self.X @ u, self.w, u, self.v, self.n)
+            if _proves_unbounded(c, scale):
+                raise _Unbounded(u, x)
+        return self.objective.evaluate(x, *args, **kwargs)
+
+    def line(self, x, p, *args, **kwargs):
+        return self.objective.line(x, p, *args, **kwargs)
+
+
+def _check_trainer_weights(weights, n, bound):
+    if weights is None:
+        return None
+    if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
+        weights = weights.to_numpy()
+    w = np.asarray(weights)
+    if w.dtype == object or not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+        raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"weights must be a 1-D array of length {n} (one per row of X), got shape "
+                         f"{np.shape(weights)}")
+    if not np.isfinite(w).all():
+        raise ValueError("weights contains NaN or infinite values")
+    if (w < 0).any():
+        raise ValueError(f"weights must be >= 0, got minimum {w.min()}")
+    if bound is not None and (w > bound * (1 + 1e-12)).any():
+        raise ValueError(f"weights exceed the release's weights_bound={bound:g} (max {w.max():g}): "
+                         "train with the same weights the measurement system used")
+    return w
+
+
+def _as_release(noisy, k: int, n: int):
+    if isinstance(noisy, NoisyDotProduct):
+        if noisy.k != k:
+            raise ValueError(f"noisy has {noisy.k} entries but X has {k} columns; they must match")
+        if noisy.n != n:
+            raise ValueError(f"noisy was released from n={noisy.n} records but X has {n} rows: train "
+                             "on the same records the measurement system aggregated")
+        return noisy, np.asarray(noisy.value, dtype=np.float64)
+    v = np.asarray(noisy)
+    if v.dtype == object or not np.issubdtype(v.dtype, np.number) or np.issubdtype(v.dtype, np.complexfloating):
+        raise TypeError("noisy must be a NoisyDotProduct or a vector of real numbers, got "
+                        f"{type(noisy).__name__}")
+    v = v.astype(np.float64).reshape(-1) if v.ndim <= 1 else v
+    if v.ndim != 1 or v.size != k:
+        raise ValueError(f"noisy must have one entry per column of X ({k}), got shape {np.shape(noisy)}")
+    if not np.isfinite(v).all():
+        raise ValueError("noisy contains NaN or infinite values")
+    return None, v
+
+
+def _cholesky(P: np.ndarray):
+    """Cholesky factor of a symmetric PSD matrix, with a tiny ridge when it is singular."""
+    k = P.shape[0]
+    ridge = 1e-12 * max(float(np.trace(P)) / k, 1e-300)
+    try:
+        return scipy.linalg.cho_factor(P + ridge * np.eye(k), check_finite=False)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.cho_factor(P + 1e-8 * max(float(np.trace(P)) / k, 1e-300) * np.eye(k),
+                                       check_finite=False)
+
+
+def _hybrid(X, w, v, lam, *, lr, batch_size, epochs, tol, precondition, rng):
+    """The seed's hybrid minibatch gradient descent with a public preconditioner (see walr_fit)."""
+    n, k = X.shape
+    objective = ERMObjective(X, -np.ones(n), LogisticLoss(), lam, noise=-n * v, weights=w)
+    theta = np.zeros(k)
+    need_h = precondition in ("hessian", "bound")
+    f, g, H = objective.evaluate(theta, need_h)
+    if precondition == "bound":  # Boehning: the Hessian at 0 is (1/4) X'WX/N + lam I, a global bound
+        factor = _cholesky(H)
+    elif precondition == "none":
+        rowsq = np.einsum("ij,ij->i", X, X)
+        L = 0.25 * float((rowsq if w is None else rowsq * w).max()) + lam
+    lr0 = (1.0 if precondition != "none" else 1.0 / max(L, 1e-300)) if lr is None else lr
+    lr = lr0
+    m = min(batch_size, n)
+    g0 = float(np.abs(g).max())
+    target = max(tol * g0, 1e-15)
+    gnorm, steps = g0, 0
+    next_norm = _GROWTH_CHECK
+    status, message, epoch, result_dir = "nonconvergence", "", 0, None
+    if gnorm <= target:
+        return theta, f, gnorm, "ok", "converged at the start", 0, 0, objective.passes, lr, m, None
+    for epoch in range(1, epochs + 1):
+        if precondition == "hessian":
+            factor = _cholesky(H)
+        if precondition == "none":
+            step_dir = lambda gr: gr  # noqa: E731
+        else:
+            step_dir = lambda gr: scipy.linalg.cho_solve(factor, gr, check_finite=False)  # noqa: E731
+        old = (theta, f, g, H, gnorm)
+        if m >= n:  # full batch: one step with the gradient already computed at theta
+            theta = theta - lr * step_dir(g)
+            steps += 1
+        else:
+            perm = rng.permutation(n)
+            for start in range(0, n, m):
+                idx = perm[start:start + m]
+                Xb = X[idx]
+                pb = expit(Xb @ theta)
+                if w is not None:
+                    pb *= w[idx]
+                gb = Xb.T @ pb / idx.size - v + lam * theta
+                theta = theta - lr * step_dir(gb)
+                steps += 1
+        ok = bool(np.isfinite(theta).all())
+        if ok:
+            f, g, H = objective.evaluate(theta, precondition == "hessian")
+            ok = np.isfinite(f) and f <= old[1] + 1e-12 * abs(old[1])
+        if not ok:  # the epoch made things worse: reject it, smaller steps, less minibatch noise
+            theta, f, g, H, gnorm = old
+            lr *= 0.5
+            m = min(2 * m, n)
+            if lr < 1e-10 * lr0:
+                message = f"step size collapsed to {lr:.3g} without decreasing the objective"
+                break
+            continue
+        prev, gnorm = gnorm, float(np.abs(g).max())
+        lr = min(2.0 * lr, lr0)
+        if gnorm <= target:
+            status = "ok"
+            message = f"converged: gradient {gnorm:.3g} <= tolerance {target:.3g} after {epoch} epochs"
+            break
+        norm = float(np.linalg.norm(theta))
+        if lam == 0.0 and norm > next_norm:
+            next_norm = 2.0 * norm
+            u = theta / norm
+            c, scale = _certificate(X @ u, w, u, v, n)
+            if _proves_unbounded(c, scale):
+                status, result_dir = "unbounded", u
+                break
+        if gnorm > 0.5 * prev and m < n:  # too little progress: halve the minibatch noise
+            m = min(2 * m, n)
+    else:
+        message = f"epoch limit {epochs} reached: gradient {gnorm:.3g} > tolerance {target:.3g}"
+    return theta, f, gnorm, status, message, steps, epoch, objective.passes, lr, m, result_dir
+
+
+def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hybrid",
+             lr: float | None = None, batch_size: int = 1024, epochs: int = 500,
+             tol: float | None = None, precondition: str = "hessian", maxiter: int | None = None,
+             random_state=None) -> WALRResult:
+    r"""Train logistic regression from features, weights and a noisy dot product — no labels.
+
+    Minimises :math:`F(\theta) = \frac1N\sum_i w_i\log(1+e^{\theta^\top x_i}) -
+    \theta^\top\tilde v + \frac{\lambda}{2}\|\theta\|^2` (module docstring). The result is
+    post-processing of the release, so it inherits its (ε, δ)-label-DP guarantee.
+
+    Parameters
+    ----------
+    X : (N, k) array or DataFrame
+        The same features (same rows, same order is not needed) the release aggregated.
+    noisy : NoisyDotProduct or (k,) array
+        The release; a plain vector is accepted (the result then records no guarantee).
+    weights : (N,) array, optional
+        The weights the release used (must not exceed its ``weights_bound``).
+    lambda_ : float
+        Ridge λ >= 0 (every coefficient, the intercept too). With 0 the objective may be
+        unbounded below; this is detected (status ``"unbounded"``, a warning recommending λ > 0).
+    solver : {"hybrid", "newton"}
+        ``"newton"``: the exact minimiser with :func:`privatelr.solver.newton`. ``"hybrid"``: the
+        seed's hybrid minibatch gradient descent — each step
+        :math:`\theta \leftarrow \theta - \mathrm{lr}\,P^{-1}\big(\frac1m\sum_{j\in B}
+        w_j\sigma(\theta^\top x_j)x_j - \tilde v + \lambda\theta\big)` over the minibatches ``B``
+        of a random permutation (an epoch): the minibatch mean of the label-free term minus the
+        full-data noisy dot product. After each epoch the full objective and gradient are
+        computed (one pass); an epoch that increased the objective is rejected (``lr`` halves,
+        ``m`` doubles), the run stops when the gradient's infinity norm is below ``tol`` times
+        its value at 0, and ``m`` doubles whenever an epoch did not halve that norm, so the
+        minibatch noise vanishes and the iteration ends as full-batch descent.
+    lr : float, optional
+        Step multiplier. Default 1 with a preconditioner, :math:`1/L` without, where
+        :math:`L = \max_i w_i\|x_i\|^2/4 + \lambda` bounds the curvature (the seed's
+        ``‖x‖²/4``).
+    batch_size : int
+        Initial minibatch size ``m`` of the hybrid solver.
+    epochs : int
+        Epoch limit of the hybrid solver.
+    tol : float, optional
+        Relative gradient tolerance (default 1e-10 Newton, 1e-6 hybrid).
+    precondition : {"hessian", "bound", "none"}
+        Hybrid only: the matrix ``P``. ``"hessian"`` (default): the full-data Hessian of ``F`` at
+        the start of each epoch, :math:`\frac1N\sum_i w_i\sigma_i(1-\sigma_i)x_ix_i^\top +
+        \lambda I` (label-free, so no privacy cost; the full-batch step is a Newton step).
+        ``"bound"``: Böhning's fixed bound :math:`\nabla^2 F \preceq \frac14\frac1N\sum_i
+        w_i x_ix_i^\top + \lambda I` (the full-batch step is a monotone majorise–minimise
+        step; slow when positives are rare, as the bound is then loose). ``"none"``: plain
+        gradient steps as in the seed.
+    maxiter : int, optional
+        Newton iteration limit (default 200).
+    random_state : int, numpy.random.Generator or None
+        Minibatch order of the hybrid solver.
+
+    Returns
+    -------
+    WALRResult
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.c_[np.ones(500), rng.uniform(size=(500, 2))]
+    >>> y = rng.uniform(size=500) < 1 / (1 + np.exp(2 - 3 * X[:, 1]))
+    >>> rel = noisy_dot_product(X, y, eps=1.0, delta=1e-6, random_state=1)
+    >>> fit = walr_fit(X, rel, lambda_=1e-3, solver="newton")
+    >>> fit.status, fit.coef.shape
+    ('ok', (3,))
+    """
+    columns = _columns_of(X)
+    X = as_float_matrix("X", X)
+    n, k = X.shape
+    release, v = _as_release(noisy, k, n)
+    if columns is None:
+        columns = release.columns if release is not None and release.columns is not None \
+            else tuple(f"x{j}" for j in range(k))
+    elif release is not None and release.columns is not None and release.columns != columns:
+        raise ValueError(f"X's columns {list(columns)} differ from the release's "
+                         f"{list(release.columns)}; pass the columns in the release's order")
+    w = _check_trainer_weights(weights, n, None if release is None else release.weights_bound)
+    lam = check_real("lambda_", lambda_, low=0.0)
+    if solver not in _SOLVERS:
+        raise ValueError(f"solver must be 'hybrid' or 'newton', got {solver!r}")
+    if tol is not None:
+        tol = check_real("tol", tol, low=0.0, low_open=True)
+    if lr is not None:
+        lr = check_real("lr", lr, low=0.0, low_open=True)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    epochs = check_int("epochs", epochs, low=1)
+    if maxiter is not None:
+        maxiter = check_int("maxiter", maxiter, low=1)
+    if precondition not in ("hessian", "bound", "none"):
+        raise ValueError("precondition must be 'hessian', 'bound' or 'none', got "
+                         f"{precondition!r}")
+    rng = check_random_state(random_state)
+
+    common = dict(columns=columns, solver=solver, lambda_=lam, n=n, k=k,
+                  eps=None if release is None else release.eps,
+                  delta=None if release is None else release.delta,
+                  sigma=None if release is None else release.sigma,
+                  mechanism=None if release is None else release.mechanism)
+
+    def unbounded(direction, iterations, epochs_done, passes, how):
+        warnings.warn("the label-blind WALR objective is unbounded below with lambda_=0 (the noisy "
+                      "dot product lies outside the attainable set " + how + "); there is no "
+                      "model to return. Refit with lambda_ > 0.", UserWarning, stacklevel=3)
+        return WALRResult(coef=np.full(k, np.nan), status="unbounded", converged=False,
+                          message="objective unbounded below along `direction` (" + how + ")",
+                          iterations=iterations, epochs=epochs_done, passes=passes,
+                          value=-np.inf, grad_norm=np.nan, direction=direction, **common)
+
+    if lam == 0.0:
+        u = _coordinate_certificate(X, w, v, n)
+        if u is not None:
+            j = int(np.flatnonzero(u)[0])
+            return unbounded(u, 0, 0, 1, f"coordinate {columns[j]!r} is "
+                             f"{'above the largest' if u[j] > 0 else 'below the smallest'} "
+                             "attainable value")
+
+    if solver == "newton":
+        objective = ERMObjective(X, -np.ones(n), LogisticLoss(), lam, noise=-n * v, weights=w)
+        watched = _Watched(objective, X, w, v, n) if lam == 0.0 else objective
+        try:
+            rep = minimize(watched, np.zeros(k), method="newton",
+                           gtol=1e-10 if tol is None else tol, maxiter=maxiter)
+        except _Unbounded as exc:
+            return unbounded(exc.direction, 0, 0, objective.passes,
+                             "proved along the direction the Newton iterates ran off in")
+        status = "ok" if rep.convergence == 0 else "nonconvergence"
+        result = WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
+                            message=rep.message, iterations=rep.iterations, epochs=0,
+                            passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm, **common)
+    else:
+        (theta, f, gnorm, status, message, steps, ep, passes, lr_used, m,
+         direction) = _hybrid(X, w, v, lam, lr=lr, batch_size=batch_size, epochs=epochs,
+                              tol=1e-6 if tol is None else tol, precondition=precondition,
+                              rng=rng)
+        if status == "unbounded":
+            res = unbounded(direction, steps, ep, passes,
+                            "proved along the direction the hybrid iterates ran off in")
+            return replace(res, lr=lr_used, batch_size=m)
+        result = WALRResult(coef=theta, status=status, converged=status == "ok", message=message,
+                            iterations=steps, epochs=ep, passes=passes, value=f, grad_norm=gnorm,
+                            lr=lr_used, batch_size=m, **common)
+    if result.status == "ok" and lam == 0.0 and float(np.abs(X @ result.coef).max()) > 30.0:
+        warnings.warn("fitted probabilities numerically 0 or 1 occurred with lambda_=0: the data "
+                      "may be (quasi-)separated by the dot product, in which case no finite "
+                      "minimiser exists and the coefficients grow with the tolerance; consider "
+                      "lambda_ > 0", UserWarning, stacklevel=2)
+    if result.status != "ok":
+        hint = " With lambda_=0 the minimiser may not exist; refit with lambda_ > 0." if lam == 0.0 else ""
+        warnings.warn(f"WALR {solver} solver did not converge: {result.message}.{hint}",
+                      UserWarning, stacklevel=2)
+    return result
+
+
+# ------------------------------------------------------------------------------------------
+# Convenience: formula front end
+# ------------------------------------------------------------------------------------------
+def _formula_design(formula, data):
+    """R-style design via :func:`privatelr.design.build_design` (shared with ``dplr``)."""
+    from .design import build_design
+
+    design = build_design(formula, data)
+    if design.n_classes > 2:
+        raise ValueError(f"the response of {formula!r} has {design.n_classes} values; WALR needs a "
+                         "two-valued (0/1, logical or two-level factor) response")
+    return design
+
+
+def walr(formula: str, data, *, eps: float, delta: float, weights=None,
+         weights_bound: float = 1.0, lambda_: float = 0.0, solver: str = "newton",
+         mechanism: str = "analytic", clip: bool = False, random_state=None,
+         **fit_options) -> WALRResult:
+    r"""WALR end to end: build the design from a formula, release the noisy dot product, train.
+
+    In production the two halves run on **different parties**: the measurement system, which
+    holds the labels, runs :func:`noisy_dot_product` and ships the :class:`NoisyDotProduct`
+    (e.g. as JSON); the advertiser, who holds features and weights, runs :func:`walr_fit`. This
+    function chains them for experiments and simulations, where one party has everything.
+
+    Parameters
+    ----------
+    formula : str
+        An R formula, ``"y ~ x1 + x2"``, built by :func:`privatelr.design.build_design` (the
+        same front end as ``dplr``: ``.``, ``factor()``, ``I()``, R's column names); the
+        response must be two-valued (0/1, logical or a two-level factor, first level = 0). The
+        intercept column of ones lies in ``[0, 1]``; every other design column must too (or
+        ``clip=True``). Rows with a missing value are dropped and ``N`` counts the rest.
+    data : pandas.DataFrame
+    eps, delta : float
+        The label-DP guarantee of the release (see :func:`noisy_dot_product`).
+    weights : str or (N,) array, optional
+        A column name of ``data`` or an array of public weights in ``[0, weights_bound]``.
+    weights_bound : float
+        Public bound on the weights.
+    lambda_, solver : see :func:`walr_fit` (default ``"newton"`` here).
+    mechanism : {"analytic", "classic"}
+    clip : bool
+        Clip design columns into ``[0, 1]``.
+    random_state : int, numpy.random.Generator or None
+        One generator drives the release noise and the hybrid minibatches.
+    **fit_options
+        Passed to :func:`walr_fit` (``lr``, ``batch_size``, ``epochs``, ``tol``, …).
+
+    Returns
+    -------
+    WALRResult
+        Coefficients named after the design columns; ``predict_proba`` accepts new DataFrames.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"a": rng.uniform(size=400), "b": rng.uniform(size=400)})
+    >>> df["y"] = (rng.uniform(size=400) < 1 / (1 + np.exp(1 - 2 * df.a))).astype(int)
+    >>> fit = walr("y ~ a + b", df, eps=2.0, delta=1e-6, lambda_=1e-3, random_state=0)
+    >>> list(fit.columns)
+    ['(Intercept)', 'a', 'b']
+    """
+    design = _formula_design(formula, data)
+    complete = np.asarray(design.complete, dtype=bool) if design.complete is not None \
+        else np.ones(design.X.shape[0], dtype=bool)
+    if isinstance(weights, str):
+        if weights not in data.columns:
+            raise ValueError(f"weights={weights!r} is not a column of data")
+        weights = data[weights].to_numpy()[complete]
+    elif weights is not None:
+        w_arr = np.asarray(weights)
+        if w_arr.ndim == 1 and w_arr.shape[0] == complete.size and complete.size != design.X.shape[0]:
+            weights = w_arr[complete]
+    import pandas as pd
+
+    Xdf = pd.DataFrame(design.X, columns=list(design.spec.columns))
+    y = design.y
+    spec = design.spec
+    rng = check_random_state(random_state)
+    release = noisy_dot_product(Xdf, y, eps=eps, delta=delta, weights=weights,
+                                weights_bound=weights_bound, mechanism=mechanism, clip=clip,
+                                random_state=rng)
+    Xfit = Xdf.clip(0.0, 1.0) if clip else Xdf
+    result = walr_fit(Xfit, release, weights=weights, lambda_=lambda_, solver=solver,
+                      random_state=rng, **fit_options)
+    return replace(result, model_spec=spec)
