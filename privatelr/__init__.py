@@ -11,6 +11,7 @@ from .exceptions import PrivacyWarning
 from .mechanisms import exponential_mechanism
 from .models import SVMDP, LogisticRegressionDP
 from .tuning import tune_classification_model
+from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
 
 try:
     __version__ = _version("privatelr")
@@ -18,6 +19,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 __all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model",
+           "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
            "DPLR", "dplr", "predict", "scaled", "summary",
            "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
            "__version__"]
