@@ -10,7 +10,7 @@ from .design import scaled
 from .exceptions import PrivacyWarning
 from .mechanisms import exponential_mechanism
 from .models import SVMDP, LogisticRegressionDP
-from .tuning import tune_classification_model
+from .tuning import dplr_tune, tune_classification_model
 from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
 
 try:
@@ -18,7 +18,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model",
+__all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
            "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
            "DPLR", "dplr", "predict", "scaled", "summary",
            "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
