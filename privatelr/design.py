@@ -625,8 +625,8 @@ def _as_frame(data, what: str) -> pd.DataFrame:
         return data
     if isinstance(data, dict):
         return pd.DataFrame(data)
-    if isinstance(data, pd.Series):
-        return data.to_frame().T if data.name is None else data.to_frame()
+    if isinstance(data, pd.Series):  # one row (e.g. df.iloc[i])
+        return data.to_frame().T.infer_objects()
     if isinstance(data, np.ndarray):
         if data.ndim == 1:
             data = data.reshape(1, -1)

@@ -218,7 +218,8 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     [0.594, 0.594]
     """
     if not isinstance(model, DPLR):
-        raise TypeError(f"model must be a DPLR (returned by dplr()), got {type(model).__name__}")
+        raise TypeError("model must be a DPLR (returned by dplr()), got "
+                        f"{model.__class__.__name__}")
     if not isinstance(type, str):
         raise TypeError(f"type must be a string ('probabilities' or 'class'), got {type!r}")
     X, complete = model.spec.transform(data)
@@ -440,7 +441,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     >>> from privatelr import dplr
     >>> from privatelr.datasets import load_iris
     >>> iris = load_iris()
-    >>> iris[iris.columns[:4]] /= 10          # public rescaling: covariate rows inside the unit ball
+    >>> iris[iris.columns[:4]] /= 12          # public rescaling: covariate rows inside the unit ball
     >>> m = dplr("I(Species != 'setosa') ~ .", iris, eps=2, random_state=1)
     >>> list(m.coefficients.index)
     ['(Intercept)', 'Sepal.Length', 'Sepal.Width', 'Petal.Length', 'Petal.Width']

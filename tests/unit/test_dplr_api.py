@@ -1,0 +1,304 @@
+"""privatelr.dplr: dispatch, result fields, warnings, verbose messages, predict, summary."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privatelr import DPLR, PrivacyWarning, dplr, predict, summary
+from privatelr.datasets import load_iris, load_mtcars
+from privatelr.design import DesignSpec
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris()
+
+
+@pytest.fixture(scope="module")
+def iris01():
+    """iris with covariates divided by the public constant 12: every row inside the unit ball
+    (the largest raw row norm is 11.1)."""
+    df = load_iris()
+    df[df.columns[:4]] = df[df.columns[:4]] / 12
+    return df
+
+
+@pytest.fixture(scope="module")
+def mtcars():
+    return load_mtcars()
+
+
+def _quiet(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dplr(*args, **kwargs)
+
+
+# ---- dispatch -----------------------------------------------------------------------------
+
+def test_dispatch_forms_agree(iris):
+    kw = dict(eps=0)
+    ref = _quiet("Species ~ .", iris, **kw)
+    for m in (_quiet(iris, **kw), _quiet(iris, target="Species", **kw), _quiet(iris, target=4, **kw),
+              _quiet(iris["Species"], iris.iloc[:, :4], **kw),
+              _quiet(iris["Species"].values, iris.iloc[:, :4], **kw)):
+        np.testing.assert_allclose(m.coefficients.to_numpy(), ref.coefficients.to_numpy(),
+                                   rtol=1e-9)
+        assert list(m.coefficients.index) == list(ref.coefficients.index)
+    m = _quiet(iris["Species"], iris.iloc[:, :4], **kw)
+    assert m.formula.startswith("dplr.class ~ ")
+    # target in the middle of the frame
+    m = _quiet(iris, target="Sepal.Width", eps=0)
+    assert "Sepal.Width" not in m.coefficients.index and m.spec.response == "Sepal.Width"
+
+
+def test_dispatch_matrix_and_arrays():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-0.5, 0.5, size=(40, 3))
+    y = (X[:, 0] > 0).astype(float)
+    M = np.c_[X, y]
+    m1 = _quiet(M, eps=0)
+    m2 = _quiet(y, X, eps=0)
+    m3 = _quiet(y.astype(bool), X, eps=0)
+    assert list(m1.coefficients.index) == ["(Intercept)", "X1", "X2", "X3"]
+    np.testing.assert_allclose(m1.coefficients.to_numpy(), m2.coefficients.to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(m3.coefficients.to_numpy(), m2.coefficients.to_numpy(), rtol=1e-9)
+    assert m3.predict(X[:3], type="class").dtype == bool
+
+
+def test_dispatch_errors(iris):
+    with pytest.raises(TypeError, match="accepts a formula"):
+        dplr(42)
+    with pytest.raises(TypeError, match="data is required"):
+        dplr("Species ~ .")
+    with pytest.raises(TypeError, match="covariates as data|pass the covariates"):
+        dplr(iris["Species"])
+    with pytest.raises(ValueError, match="target"):
+        dplr(iris, target="nope")
+    with pytest.raises(ValueError, match="threshold"):
+        dplr("Species ~ .", iris, threshold="best")
+    with pytest.raises(ValueError, match="eps"):
+        dplr("Species ~ .", iris, eps=-1)
+    with pytest.raises(ValueError, match="lambda_"):
+        dplr("Species ~ .", iris, lambda_=0)
+    with pytest.raises(TypeError, match="op"):
+        dplr("Species ~ .", iris, op="yes")
+    with pytest.raises(ValueError, match="compat"):
+        dplr("Species ~ .", iris, compat="R")
+    with pytest.raises(ValueError, match="data_norm"):
+        dplr("Species ~ .", iris, compat="PrivateLR", data_norm=2.0)
+    with pytest.raises(ValueError, match="rows"):
+        dplr(iris["Species"][:10], iris.iloc[:, :4])
+
+
+# ---- fields and status ---------------------------------------------------------------------
+
+def test_result_fields(iris01):
+    with pytest.warns(UserWarning, match="3 classes"):
+        m = dplr("Species ~ .", iris01, random_state=0)
+    assert isinstance(m, DPLR)
+    assert m.par is m.coefficients and m.coefficients.name == "coefficients"
+    assert m.n == 150 and m.d == 5 and m.eps == 1.0 and m.p_tr == 0.5
+    assert m.lambda_ == pytest.approx(1 / (4 * 150 * np.expm1(1 / 20)))
+    assert m.status == "ok" and m.convergence == 0 and not m.did_rp and not m.scaled
+    assert m.rp_dim is None and m.rp_p is None and m.method == "objective"
+    assert m.norm_bound == pytest.approx(np.sqrt(2)) and 0 <= m.CIndex <= 1
+    # intercept-aware penalty: 2 log(1 + B^2/(4 n lambda)) with B^2 = 2
+    assert m.penalty == pytest.approx(2 * np.log1p(2 / (4 * 150 * m.lambda_)))
+    assert m.eps_eff == pytest.approx(1 - m.penalty)
+    assert set(m.counts) and isinstance(m.message, str) and m.call.startswith("dplr(")
+    assert m.classes == ["setosa", "not setosa"]
+
+
+def test_status_adjusted_and_output(iris01):
+    m = _quiet("Species ~ .", iris01, lambda_=1e-4, random_state=0)
+    assert m.status == "adjusted lambda" and m.lambda_ > 1e-4
+    m = _quiet("Species ~ .", iris01, lambda_=1e-4, op=False, random_state=0)
+    assert m.status == "ok" and m.method == "output" and m.lambda_ == 1e-4
+    m = _quiet("Species ~ .", iris01, eps=0)
+    assert m.method == "nonprivate" and m.lambda_ == 0.001 and m.eps_eff == 0
+
+
+def test_unique_outcome(iris01):
+    df = iris01[iris01.Species == "setosa"]
+    with pytest.warns(UserWarning, match="single value"):
+        m = dplr("I(Species == 'setosa') ~ .", df, random_state=0)
+    assert m.status.startswith("unique.outcomes")
+    assert np.isfinite(m.coefficients).all()          # the private fit was still run
+
+
+def test_na_rows_dropped_with_warning(iris01):
+    df = iris01.copy()
+    df.loc[[3, 8], "Sepal.Width"] = np.nan
+    with pytest.warns(UserWarning, match="dropped 2 of 150 rows"):
+        m = dplr("Species ~ .", df, eps=0)
+    assert m.n == 148 and m.n_dropped == 2
+    p = m.predict(df)
+    assert np.isnan(p[[3, 8]]).all() and np.isfinite(np.delete(p, [3, 8])).all()
+    labels = m.predict(df, type="class")
+    assert labels[3] is None and labels[0] == "setosa"
+
+
+# ---- privacy warnings ------------------------------------------------------------------------
+
+def test_norm_warning_once_and_clip(iris):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = dplr("I(Species == 'setosa') ~ .", iris, random_state=0)
+    pw = [w for w in rec if issubclass(w.category, PrivacyWarning)]
+    assert len(pw) == 1 and "150 of 150" in str(pw[0].message) and "largest" in str(pw[0].message)
+    assert m.n_exceeding == 150 and m.n_clipped == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        m = dplr("I(Species == 'setosa') ~ .", iris, clip=True, random_state=0)
+    assert m.n_clipped == 150
+
+
+def test_no_privacy_warning_when_rows_fit(iris01):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        dplr("I(Species == 'setosa') ~ .", iris01, random_state=0)
+        dplr("I(Species == 'setosa') ~ .", iris01, eps=0, threshold="youden", do_scale=True)
+
+
+def test_compat_warns_about_intercept(iris01):
+    with pytest.warns(PrivacyWarning, match="intercept"):
+        m = dplr("I(Species == 'setosa') ~ .", iris01, compat="PrivateLR", random_state=0)
+    assert m.norm_bound == 1.0 and m.compat == "PrivateLR"
+    assert m.penalty == pytest.approx(0.1)          # R's eps/10 with the default lambda
+
+
+def test_threshold_and_scale_warn(iris01):
+    with pytest.warns(PrivacyWarning, match="threshold"):
+        m = dplr("I(Species == 'setosa') ~ .", iris01, threshold="youden", random_state=0)
+    assert m.p_tr != 0.5 and m.threshold == "youden"
+    with pytest.warns(PrivacyWarning, match="do_scale"):
+        m = dplr("I(Species == 'setosa') ~ .", iris01, do_scale=True, random_state=0)
+    assert m.scaled and 0 < m.scale_factor < 1
+
+
+# ---- verbose ------------------------------------------------------------------------------
+
+def test_verbose_messages(iris01, capsys):
+    _quiet("Species ~ .", iris01, random_state=0, verbose=0)
+    assert capsys.readouterr().out == ""
+    _quiet("Species ~ .", iris01, random_state=0, verbose=1)
+    out = capsys.readouterr().out
+    assert "dplr: set lambda to: 0.0325069441551098" in out
+    assert "dplr: privacy penalty due to regularizer:" in out and "dplr: alpha - penalty:" in out
+    assert "dplr: design" not in out
+    _quiet("Species ~ .", iris01, random_state=0, verbose=2, rp_dim=2)
+    out = capsys.readouterr().out
+    assert "dplr: design 150 x 5" in out and "dplr: randomly projecting onto 2 dimensions." in out
+    assert "norm bound B" in out
+
+
+# ---- random projection ----------------------------------------------------------------------
+
+def test_random_projection(iris01):
+    m = _quiet("Species ~ .", iris01, rp_dim=2, random_state=5)
+    assert m.did_rp and m.rp_dim == 2 and m.rp_p.shape == (4, 2) and m.d == 3
+    assert list(m.coefficients.index) == ["(Intercept)", "dim.1", "dim.2"]
+    vals = np.unique(np.round(m.rp_p * np.sqrt(2), 12))
+    assert set(vals) <= set(np.round([-np.sqrt(3), 0, np.sqrt(3)], 12))
+    # projected (and clipped) training rows lie in the data_norm ball
+    X, _ = m.spec.transform(iris01)
+    assert np.sqrt((X[:, 1:] ** 2).sum(axis=1)).max() <= 1 + 1e-12
+    # one generator: same seed, same matrix and coefficients
+    m2 = _quiet("Species ~ .", iris01, rp_dim=2, random_state=5)
+    np.testing.assert_array_equal(m.rp_p, m2.rp_p)
+    np.testing.assert_array_equal(m.coefficients, m2.coefficients)
+    # negative rp_dim: round(2 log n); too large: warning, no projection
+    big = pd.DataFrame(np.random.default_rng(0).uniform(-0.05, 0.05, size=(150, 12)))
+    big.columns = [f"v{i}" for i in range(12)]
+    big["y"] = np.arange(150) % 2
+    m = _quiet(big, rp_dim=-1, random_state=0)
+    assert m.rp_dim == 10 and m.rp_p.shape == (12, 10)
+    with pytest.warns(UserWarning, match="not projecting"):
+        m = dplr("Species ~ .", iris01, rp_dim=4, random_state=0)
+    assert not m.did_rp
+
+
+# ---- predict -------------------------------------------------------------------------------
+
+def test_predict_probabilities_and_labels(iris01):
+    m = _quiet("Species ~ .", iris01, eps=0)
+    p = predict(m, iris01)
+    assert p.shape == (150,) and np.all((p > 0) & (p < 1))
+    np.testing.assert_array_equal(m.pred(iris01), p)
+    np.testing.assert_array_equal(m.predict(iris01), p)
+    labels = m.predict(iris01, type="class")
+    assert set(labels) == {"setosa", "not setosa"}
+    assert (labels == np.where(p > 0.5, "not setosa", "setosa")).all()
+    m2 = _quiet("I(Species != 'setosa') ~ .", iris01, eps=0)
+    assert m2.predict(iris01, type="class").dtype == bool
+    two = iris01[iris01.Species != "setosa"].copy()
+    two["Species"] = two["Species"].cat.remove_unused_categories()
+    m3 = _quiet("Species ~ .", two, eps=0)
+    assert set(m3.predict(two, type="class")) <= {"versicolor", "virginica"}
+
+
+def test_predict_one_row_unseen_levels_missing_columns(mtcars):
+    m = _quiet("am ~ mpg + factor(cyl)", mtcars, eps=0)
+    full = m.predict(mtcars)
+    one = m.predict(mtcars.iloc[[5]])
+    assert one.shape == (1,) and one[0] == pytest.approx(full[5], rel=1e-12)
+    assert m.predict(mtcars.iloc[5])[0] == pytest.approx(full[5], rel=1e-12)   # a Series row
+    bad = mtcars.iloc[[0]].copy()
+    bad["cyl"] = 5
+    with pytest.raises(ValueError, match=r"factor\(cyl\).*\['5'\]"):
+        m.predict(bad)
+    with pytest.raises(ValueError, match=r"\['mpg'\]"):
+        m.predict(mtcars.drop(columns="mpg"))
+    with pytest.raises(TypeError, match="DPLR"):
+        predict("not a model", mtcars)
+
+
+def test_do_scale_predictions_whole_equals_single_rows(mtcars):
+    m = _quiet("am ~ mpg + hp + wt", mtcars, do_scale=True, random_state=0)
+    whole = m.predict(mtcars)
+    singles = np.array([m.predict(mtcars.iloc[[i]])[0] for i in range(len(mtcars))])
+    np.testing.assert_allclose(singles, whole, rtol=1e-12)
+    # the stored scaling is the training one: training rows are inside the unit ball
+    X, _ = m.spec.transform(mtcars)
+    assert np.sqrt((X[:, 1:] ** 2).sum(axis=1)).max() == pytest.approx(1.0)
+
+
+def test_spec_json_roundtrip_predicts_identically(iris01):
+    m = _quiet("Species ~ log(Sepal.Length) + Petal.Width * Species", iris01, rp_dim=2,
+               random_state=3)
+    spec = DesignSpec.from_dict(json.loads(json.dumps(m.spec.to_dict())))
+    X, _ = spec.transform(iris01)
+    X0, _ = m.spec.transform(iris01)
+    np.testing.assert_array_equal(X, X0)
+
+
+# ---- summary / print -------------------------------------------------------------------------
+
+def test_summary_layout(iris01):
+    m = _quiet("Species ~ .", iris01, random_state=0, rp_dim=2)
+    text = str(summary(m))
+    lines = text.split("\n")
+    assert lines[0] == "Species ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width "
+    assert lines[1] == ""
+    assert lines[2] == " Privacy level: 1 "
+    assert lines[3] == " Regularization parameter: 0.0325069441551098 "
+    assert lines[4] == " Convergence of optimization : TRUE "
+    assert lines[5].startswith(" C-index (AUC): ")
+    assert lines[6] == " Status: ok "
+    assert lines[7] == " Number of dimensions in random projection: 2 "
+    assert lines[9].split() == ["(Intercept)", "dim.1", "dim.2"]
+    assert [float(v) for v in lines[10].split()] == pytest.approx(m.coefficients.to_numpy(),
+                                                                  rel=1e-6)
+    assert "only the coefficients are eps-differentially private" in text
+    assert repr(m) == text and str(m) == text and str(m.summary()) == text
+
+
+def test_summary_wraps_like_r(mtcars):
+    m = _quiet("am ~ mpg + cyl + disp + hp + drat + wt + qsec + vs + gear + carb", mtcars, eps=0)
+    block = str(summary(m)).split("\n\n")[2].split("\n")
+    assert all(len(line) <= 80 for line in block)
+    assert len(block) == 4                                     # 11 names wrap onto two rows
