@@ -12,6 +12,9 @@ from .mechanisms import exponential_mechanism
 from .models import SVMDP, LogisticRegressionDP
 from .tuning import dplr_tune, tune_classification_model
 from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
+from .accountant import PrivacyAccountant
+from .audit import audit
+from .exceptions import BudgetExceededError
 
 try:
     __version__ = _version("privatelr")
@@ -20,6 +23,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
            "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
+           "PrivacyAccountant", "BudgetExceededError", "audit",
            "DPLR", "dplr", "predict", "scaled", "summary",
            "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
            "__version__"]

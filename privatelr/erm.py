@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .accountant import require_budget
 from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
@@ -233,7 +234,7 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0, clip: bool = False,
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
-        maxiter: int | None = None, norm_check: bool = True) -> ERMResult:
+        maxiter: int | None = None, norm_check: bool = True, accountant=None) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
     The privacy calibration is :func:`calibrate`; the derivations are in the module docstring.
@@ -275,6 +276,10 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     norm_check : bool
         Check the rows against ``data_norm`` (clip or warn). Pass False only when the caller has
         already enforced the bound or issued its own :class:`PrivacyWarning` (``dplr`` does).
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``eps`` once the arguments are valid; a fit that would exceed its budget raises
+        :class:`~privatelr.BudgetExceededError` before the data are read. A non-private fit
+        (``eps`` 0 or inf) with an accountant raises ``ValueError``: it has no finite cost.
 
     Returns
     -------
@@ -289,6 +294,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     >>> res.status, res.convergence, res.d
     ('ok', 0, 3)
     """
+    if accountant is not None:  # before the data are read: a refused fit computes nothing
+        require_budget(accountant, eps)
     X = as_float_matrix("X", X)
     n, d = X.shape
     y = as_pm1_labels("y", y, n)
@@ -310,6 +317,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                     curvature=loss_obj.curvature, data_norm=data_norm, weights_bound=A,
                     small_eps=small_eps)
     private = cal.method != "nonprivate"
+    if accountant is not None:
+        accountant.spend(eps, note=f"erm.fit {cal.method} perturbation, {loss_obj.name} loss")
     n_exceeding = n_clipped = 0
     if private and norm_check:
         X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PrivacyWarning"]
+__all__ = ["BudgetExceededError", "PrivacyWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -11,4 +11,11 @@ class PrivacyWarning(UserWarning):
     Raised when a design row lies outside the public norm bound and is not clipped, when a
     quantity is computed from the private data without noise (data-driven thresholds, the
     C-index, ``do_scale`` scaling), and wherever R's PrivateLR leaks silently.
+    """
+
+
+class BudgetExceededError(Exception):
+    """A computation would spend more privacy budget than a :class:`~privatelr.PrivacyAccountant` has left.
+
+    Raised before anything is spent or computed from the data.
     """

@@ -1,0 +1,241 @@
+r"""A privacy-budget accountant: basic sequential composition of (ε, δ) spends.
+
+**Sequential composition** (Dwork, McSherry, Nissim & Smith, TCC 2006; Dwork & Roth, *The
+Algorithmic Foundations of Differential Privacy*, 2014, Theorem 3.16): running mechanisms that are
+:math:`(\varepsilon_j, \delta_j)`-differentially private on the same data, each possibly chosen
+after seeing the previous outputs, is :math:`(\sum_j \varepsilon_j, \sum_j \delta_j)`-differentially
+private. :class:`PrivacyAccountant` adds the spends and refuses any spend that would take either
+total past the budget. The advanced composition theorems give smaller totals for many small
+spends; they are not used here (the basic sum is always valid, never optimistic).
+
+**Parallel composition** (McSherry, SIGMOD 2009, Theorem 4): mechanisms run on *disjoint* subsets
+of the data cost the maximum of their ε, not the sum. A procedure that does this internally — like
+private tuning, which fits one candidate per disjoint split and then picks one with the
+exponential mechanism — reports the total it spends and is charged as **one** spend of that
+total; the accountant does not see, and does not need to see, the splits.
+
+Spends are accepted up to a relative slack of ``1e-12`` of the budget (with exactly-rounded sums,
+:func:`math.fsum`), so that a budget split into ``k`` equal floating-point parts can be spent in
+full; the slack is far below any meaningful change of privacy.
+
+A non-private computation has no finite ε and can never fit a budget: ``spend(inf)`` raises
+``ValueError``, and so does a non-private fit (``eps=0`` or ``eps=inf`` in
+:func:`privatelr.erm.fit`) given an accountant.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+from ._validation import check_real
+from .exceptions import BudgetExceededError
+
+__all__ = ["PrivacyAccountant", "Spend", "BudgetExceededError", "require_budget"]
+
+_SLACK = 1e-12
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One entry of the ledger: what was spent and why."""
+
+    eps: float
+    delta: float
+    note: str
+
+
+class PrivacyAccountant:
+    r"""Track the (ε, δ) privacy budget spent on one data set (basic sequential composition).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε budget, finite and >= 0.
+    delta : float
+        Total δ budget in [0, 1).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The budget.
+    spent : tuple of float
+        ``(ε spent, δ spent)``.
+    remaining : tuple of float
+        ``(ε left, δ left)``, never negative.
+    ledger : tuple of Spend
+        Every spend in order, with its note.
+
+    Notes
+    -----
+    Pass the accountant to a fitting function (``privatelr.erm.fit(..., accountant=acc)``): the
+    function calls :meth:`check` before it reads the data and :meth:`spend` once its arguments
+    are valid, so a fit that would exceed the budget raises :class:`BudgetExceededError` with
+    nothing spent and nothing computed. :meth:`check` and :meth:`spend` are safe to call from
+    several threads.
+
+    Examples
+    --------
+    >>> acc = PrivacyAccountant(1.0)
+    >>> _ = acc.spend(0.25, note="first model")
+    >>> _ = acc.spend(0.5, note="second model")
+    >>> acc.remaining
+    (0.25, 0.0)
+    >>> acc.spend(0.5)
+    Traceback (most recent call last):
+    ...
+    privatelr.exceptions.BudgetExceededError: spending eps=0.5, delta=0 would exceed the privacy budget: eps spent 0.75 + 0.5 > budget 1 (remaining eps=0.25, delta=0)
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0):
+        self._epsilon = check_real("epsilon", epsilon, low=0.0)
+        self._delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        self._entries: list[Spend] = []
+        self._lock = threading.Lock()
+
+    # -- read-only views -----------------------------------------------------------------
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def delta(self) -> float:
+        return self._delta
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        return (math.fsum(e.eps for e in self._entries), math.fsum(e.delta for e in self._entries))
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        eps = math.fsum([self._epsilon] + [-e.eps for e in self._entries])
+        delta = math.fsum([self._delta] + [-e.delta for e in self._entries])
+        return (max(0.0, eps), max(0.0, delta))
+
+    @property
+    def ledger(self) -> tuple[Spend, ...]:
+        return tuple(self._entries)
+
+    def __repr__(self) -> str:
+        eps, delta = self.spent
+        return (f"PrivacyAccountant(epsilon={self._epsilon:g}, delta={self._delta:g}; spent "
+                f"eps={eps:g}, delta={delta:g} in {len(self._entries)} spend(s))")
+
+    # -- checking and spending -----------------------------------------------------------
+    @staticmethod
+    def _validate(eps, delta) -> tuple[float, float]:
+        eps = check_real("eps", eps, low=0.0, allow_inf=True)
+        if math.isinf(eps):
+            raise ValueError("eps=inf (a non-private computation) can never fit a privacy budget; "
+                             "run it without an accountant if you accept that it is not private")
+        delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        return eps, delta
+
+    def _shortfall(self, eps: float, delta: float) -> str | None:
+        spent_eps, spent_delta = self.spent
+        parts = []
+        if math.fsum([spent_eps, eps]) > self._epsilon * (1.0 + _SLACK):
+            parts.append(f"eps spent {spent_eps:g} + {eps:g} > budget {self._epsilon:g}")
+        if math.fsum([spent_delta, delta]) > self._delta * (1.0 + _SLACK):
+            parts.append(f"delta spent {spent_delta:g} + {delta:g} > budget {self._delta:g}")
+        if not parts:
+            return None
+        rem_eps, rem_delta = self.remaining
+        return (f"spending eps={eps:g}, delta={delta:g} would exceed the privacy budget: "
+                f"{'; '.join(parts)} (remaining eps={rem_eps:g}, delta={rem_delta:g})")
+
+    def check(self, eps: float, delta: float = 0.0) -> None:
+        """Raise :class:`BudgetExceededError` if ``(eps, delta)`` does not fit; spend nothing.
+
+        Parameters
+        ----------
+        eps : float
+            ε of the intended computation (finite, >= 0).
+        delta : float
+            δ of the intended computation, in [0, 1).
+
+        Examples
+        --------
+        >>> PrivacyAccountant(1.0).check(0.5)
+        """
+        eps, delta = self._validate(eps, delta)
+        message = self._shortfall(eps, delta)
+        if message is not None:
+            raise BudgetExceededError(message)
+
+    def can_spend(self, eps: float, delta: float = 0.0) -> bool:
+        """True when ``(eps, delta)`` fits in what remains (arguments validated as in :meth:`check`).
+
+        Examples
+        --------
+        >>> PrivacyAccountant(1.0).can_spend(1.5)
+        False
+        """
+        eps, delta = self._validate(eps, delta)
+        return self._shortfall(eps, delta) is None
+
+    def spend(self, eps: float, delta: float = 0.0, *, note: str = "") -> Spend:
+        """Record a spend of ``(eps, delta)``, or raise :class:`BudgetExceededError` first.
+
+        The check and the record happen atomically: if this raises, nothing was spent.
+
+        Parameters
+        ----------
+        eps : float
+            ε spent (finite, >= 0; 0 is recorded, e.g. for a post-processing step).
+        delta : float
+            δ spent, in [0, 1).
+        note : str
+            What the spend was for (kept in :attr:`ledger`).
+
+        Returns
+        -------
+        Spend
+            The ledger entry.
+
+        Examples
+        --------
+        >>> acc = PrivacyAccountant(2.0, delta=1e-6)
+        >>> acc.spend(1.0, 1e-7, note="model A")
+        Spend(eps=1.0, delta=1e-07, note='model A')
+        >>> acc.spent
+        (1.0, 1e-07)
+        """
+        eps, delta = self._validate(eps, delta)
+        if not isinstance(note, str):
+            raise TypeError(f"note must be a string, got {type(note).__name__}")
+        with self._lock:
+            message = self._shortfall(eps, delta)
+            if message is not None:
+                raise BudgetExceededError(message)
+            entry = Spend(eps=eps, delta=delta, note=note)
+            self._entries.append(entry)
+        return entry
+
+
+def require_budget(accountant, eps, delta: float = 0.0, *, name: str = "accountant") -> None:
+    """Validate ``accountant`` and check, spending nothing, that a private ``(eps, delta)`` fits.
+
+    For fitting functions that accept ``accountant=``: call this before reading the data, then
+    ``accountant.spend(eps, delta, note=...)`` once every argument is valid. A non-private
+    request (``eps`` 0 or inf, privatelr's convention for "no privacy") raises ``ValueError``:
+    it has no finite cost and can never fit a budget.
+
+    Examples
+    --------
+    >>> require_budget(PrivacyAccountant(1.0), 0.5)
+    >>> require_budget(PrivacyAccountant(1.0), 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: eps=0 requests a non-private fit, which has no finite privacy cost and cannot be charged to accountant; pass eps > 0 (finite), or drop accountant= for a non-private fit
+    """
+    if not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"{name} must be a privatelr.PrivacyAccountant or None, got "
+                        f"{type(accountant).__name__}")
+    e = check_real("eps", eps, low=0.0, allow_inf=True)
+    if e == 0.0 or math.isinf(e):
+        raise ValueError(f"eps={e:g} requests a non-private fit, which has no finite privacy cost "
+                         f"and cannot be charged to {name}; pass eps > 0 (finite), or drop "
+                         f"{name}= for a non-private fit")
+    accountant.check(e, delta)
