@@ -98,13 +98,16 @@ def exponential_mechanism(utility, eps: float, sensitivity: float, measure=None,
     :math:`P(i) \propto \mu_i \exp(\varepsilon u_i / (2\Delta))` is ε-differentially private when
     every utility changes by at most Δ between neighbouring data sets (McSherry & Talwar,
     Theorem 6). The draw uses the Gumbel-max trick in log space — ``argmax(log μ_i + ε u_i/(2Δ) +
-    G_i)`` with ``G_i`` standard Gumbel — which has exactly this law and cannot overflow whatever
-    the size of the utilities.
+    G_i)`` with ``G_i`` standard Gumbel — which has exactly this law. The utilities are shifted by
+    the best one (of positive measure) before scaling, so no exponential is formed and no product
+    can overflow whatever the size of the utilities, ε or Δ (when ε/(2Δ) itself overflows the
+    limit ``ε → ∞`` is used).
 
     Parameters
     ----------
-    utility : array-like of finite floats
-        One utility per candidate (higher is better).
+    utility : 1-D array-like of finite real numbers
+        One utility per candidate (higher is better); bools count as 0/1, anything else non-real
+        raises ``TypeError``.
     eps : float
         Privacy level > 0 (``inf`` picks a best candidate, ties broken uniformly; not private).
     sensitivity : float
