@@ -10,21 +10,17 @@ import numpy as np
 
 
 def _demo(args) -> int:
-    from . import erm
+    """Fit R's manual example ``dplr(Species ~ ., iris)`` and print its summary."""
+    from . import dplr
     from .datasets import load_iris
 
-    iris = load_iris()
-    X = iris.iloc[:, :4].to_numpy()
-    # Public bound: scale covariates into the unit ball, then add the intercept column.
-    X = X / np.sqrt((X * X).sum(axis=1)).max()
-    X = np.c_[np.ones(len(X)), X]
-    y = (iris["Species"] != "setosa").to_numpy()
-    res = erm.fit(X, y, lambda_=0.0325069441551098, eps=1.0, data_norm=np.sqrt(2.0),
-                  random_state=args.seed)
-    print("Engine fit on iris (Species != setosa), eps = 1, objective perturbation")
-    for name, c in zip(["(Intercept)", *iris.columns[:4]], res.coef):
-        print(f"  {name:<14} {c: .6f}")
-    print(f"status: {res.status}; eps_eff: {res.eps_eff:.4g}; lambda: {res.lambda_:.4g}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = dplr("Species ~ .", load_iris(), random_state=args.seed)
+    print('>>> dplr("Species ~ .", load_iris())   # R: dplr(Species ~ ., iris)\n')
+    print(model)
+    for w in caught:
+        print(f"{w.category.__name__}: {w.message}", file=sys.stderr)
     return 0
 
 
