@@ -15,6 +15,7 @@ from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
 from .accountant import PrivacyAccountant
 from .audit import audit
 from .exceptions import BudgetExceededError
+from .persist import load_model
 
 try:
     __version__ = _version("privatelr")
@@ -23,7 +24,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
            "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
-           "PrivacyAccountant", "BudgetExceededError", "audit",
+           "PrivacyAccountant", "BudgetExceededError", "audit", "load_model",
            "DPLR", "dplr", "predict", "scaled", "summary",
            "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
            "__version__"]

@@ -197,6 +197,18 @@ class DPLR:
         """The R-style summary (see :func:`summary`)."""
         return summary(self)
 
+    def to_json(self, path=None):
+        """Save the model as versioned JSON (:mod:`privatelr.persist`); no path: return the text.
+
+        ``privatelr.load_model(path)`` reads it back; the loaded model predicts bit for bit
+        what this one predicts.
+        """
+        from .persist import dumps, save_model
+
+        if path is None:
+            return dumps(self)
+        save_model(self, path)
+
     def __repr__(self) -> str:
         return str(summary(self))
 

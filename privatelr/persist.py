@@ -1,0 +1,457 @@
+r"""Saved models: a documented, versioned JSON file for :class:`~privatelr.DPLR` (no pickle).
+
+``model.to_json(path)`` writes, :func:`load_model` reads back a model whose ``predict`` returns
+bit for bit what the original returned (every float is written with Python's shortest
+round-trip representation, so the coefficients, the stored scaling and the projection matrix are
+reproduced exactly).
+
+File layout (format version 1)
+------------------------------
+A JSON object (UTF-8, strict JSON: non-finite numbers are written as ``{"$float": "NaN"}``,
+``{"$float": "Infinity"}`` or ``{"$float": "-Infinity"}``)::
+
+    {
+      "format": "privatelr.model",        # identifies the file type
+      "format_version": 1,                 # this layout; readers refuse newer versions
+      "package_version": "0.1.0",          # privatelr that wrote the file (informative)
+      "class": "DPLR",
+      "formula": "am ~ mpg + factor(cyl)", # R's form, '.' expanded
+      "coefficients": {"names": [...], "values": [...]},   # the private part
+      "threshold": {"method": "fixed", "p_tr": 0.5},
+      "status": "ok",
+      "eps": 1.0,
+      "lambda": 0.0325...,                 # the lambda used (after any adjustment)
+      "method": "objective",
+      "design": {...},                     # DesignSpec.to_dict(): atoms and their factor levels,
+                                           # response coding and labels, column names, do_scale
+                                           # centre/scale/factor, projection matrix ('projection',
+                                           # p x q, already divided by sqrt(q)) and its clip bound
+      "fit": {...},                        # the other DPLR fields: value, counts, convergence,
+                                           # message, CIndex, eps_eff, penalty, n, d, did_rp,
+                                           # rp_dim, scaled, call, norm_bound, data_norm, compat,
+                                           # n_exceeding, n_clipped, n_dropped, scale_factor
+      "sha256": "..."                      # of the canonical JSON of everything above
+    }
+
+Loading checks, in order: valid JSON, ``format``, ``format_version`` (a file from a newer
+privatelr is refused with the version numbers in the message), the checksum (pass
+``verify=False`` to load a hand-edited file), then every field's type and shape. Any failure is a
+``ValueError`` that says what is wrong.
+
+**Safety.** A design spec holds the code of the formula's terms (e.g. ``log(x)``), which
+``predict`` evaluates. Before a loaded spec is used, every such expression is parsed and checked
+against the small grammar privatelr itself generates: arithmetic, comparisons, the supported R
+functions and the data columns — no attribute access, subscripts, lambdas or other names. A
+file that fails the check is refused, so loading an untrusted model file cannot run arbitrary
+code.
+
+**Privacy.** Only the coefficients are ε-differentially private. The file also holds what the
+``DPLR`` object holds: the C-index, the objective value, a data-driven threshold and the
+``do_scale`` centre/scale/factor, none of them private, and factor levels seen in the training
+data. Share a model file only if these may be disclosed.
+
+Examples
+--------
+>>> import tempfile, os, warnings
+>>> from privatelr import dplr, load_model
+>>> from privatelr.datasets import load_mtcars
+>>> cars = load_mtcars()
+>>> m = dplr("am ~ mpg + factor(cyl)", cars, eps=0)
+>>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+>>> m.to_json(path)
+>>> m2 = load_model(path)
+>>> bool((m2.predict(cars) == m.predict(cars)).all())
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_dict", "model_from_dict", "save_model",
+           "load_model", "dumps", "loads"]
+
+FORMAT_NAME = "privatelr.model"
+FORMAT_VERSION = 1
+
+# DPLR fields stored at the top level (under another key where noted); the rest go to "fit".
+_TOP = {"formula": "formula", "status": "status", "eps": "eps", "lambda_": "lambda",
+        "method": "method"}
+_SPECIAL = {"coefficients", "spec", "rp_p", "p_tr", "threshold"}
+
+
+# ---------------------------------------------------------------------------------------------
+# strict JSON with non-finite floats
+# ---------------------------------------------------------------------------------------------
+
+def _encode(obj):
+    if isinstance(obj, dict):
+        return {str(k): _encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_encode(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _encode(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        if math.isnan(v):
+            return {"$float": "NaN"}
+        if math.isinf(v):
+            return {"$float": "Infinity" if v > 0 else "-Infinity"}
+        return v
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise TypeError(f"cannot store a {type(obj).__name__} in a model file")
+
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _decode_hook(d: dict):
+    if len(d) == 1 and "$float" in d:
+        v = d["$float"]
+        if v not in _NONFINITE:
+            raise ValueError(f"bad non-finite number marker {v!r}")
+        return _NONFINITE[v]
+    return d
+
+
+def _canonical(payload: dict) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                      ensure_ascii=True)
+
+
+def _checksum(payload: dict) -> str:
+    return hashlib.sha256(_canonical(payload).encode("ascii")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# DPLR <-> dict
+# ---------------------------------------------------------------------------------------------
+
+def model_to_dict(model) -> dict:
+    """The JSON-safe dict of a :class:`~privatelr.DPLR` (layout in the module docstring).
+
+    Examples
+    --------
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> d = model_to_dict(dplr("Species ~ .", load_iris(), eps=0))
+    >>> d["format"], d["format_version"], d["coefficients"]["names"][0]
+    ('privatelr.model', 1, '(Intercept)')
+    """
+    from . import __version__
+    from .dplr import DPLR
+
+    if not isinstance(model, DPLR):
+        raise TypeError(f"model must be a DPLR (returned by dplr()), got {type(model).__name__}")
+    payload: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "class": "DPLR",
+    }
+    for name, key in _TOP.items():
+        payload[key] = getattr(model, name)
+    payload["coefficients"] = {"names": [str(c) for c in model.coefficients.index],
+                               "values": model.coefficients.to_numpy(dtype=np.float64)}
+    payload["threshold"] = {"method": model.threshold, "p_tr": model.p_tr}
+    payload["design"] = model.spec.to_dict()
+    payload["fit"] = {f.name: getattr(model, f.name) for f in fields(model)
+                      if f.name not in _TOP and f.name not in _SPECIAL}
+    payload = _encode(payload)
+    payload["sha256"] = _checksum(payload)
+    return payload
+
+
+def dumps(model, *, indent: int | None = 1) -> str:
+    """The model file's text (see :func:`save_model`)."""
+    return json.dumps(model_to_dict(model), indent=indent, allow_nan=False, ensure_ascii=True)
+
+
+def save_model(model, path) -> None:
+    """Write ``model`` to ``path`` as JSON (what ``model.to_json(path)`` does).
+
+    The file is written to a temporary name next to ``path`` and renamed, so an interrupted
+    save never leaves a truncated model behind.
+    """
+    text = dumps(model)
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(text)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+class _Bad(ValueError):
+    pass
+
+
+def _need(d: dict, key: str, types, where: str):
+    if key not in d:
+        raise _Bad(f"{where}: missing field {key!r}")
+    v = d[key]
+    if types is float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _Bad(f"{where}: field {key!r} must be a number, got {v!r}")
+        return float(v)
+    if types is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _Bad(f"{where}: field {key!r} must be an integer, got {v!r}")
+        return v
+    if not isinstance(v, types):
+        raise _Bad(f"{where}: field {key!r} has the wrong type ({type(v).__name__})")
+    return v
+
+
+def _float_list(v, where: str) -> np.ndarray:
+    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, (int, float))
+                                      for x in v):
+        raise _Bad(f"{where} must be a list of numbers")
+    return np.array(v, dtype=np.float64)
+
+
+# ---- the code inside a design spec ------------------------------------------------------------
+
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call,
+                  ast.Name, ast.Constant, ast.keyword, ast.List, ast.Tuple, ast.Load,
+                  ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_VAR = re.compile(r"^_[uv]\d+_$")
+
+
+def _allowed_functions() -> set[str]:
+    from .design import _FUNCTIONS, _fn_key
+
+    return {_fn_key(k) for k in _FUNCTIONS} | {"_f_in"}
+
+
+def _check_code(code, where: str, n_vars: int | None, var_prefix: str) -> None:
+    """Refuse any expression that is not of the form privatelr generates (see module docs)."""
+    if not isinstance(code, str) or len(code) > 10000:
+        raise _Bad(f"{where}: code must be a string")
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        raise _Bad(f"{where}: unreadable term code {code!r}") from None
+    funcs = _allowed_functions()
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise _Bad(f"{where}: term code {code!r} contains a {type(node).__name__}, which "
+                       "privatelr never writes; refusing to load it")
+        if isinstance(node, ast.Name):
+            if node.id in funcs or node.id in ("True", "False"):
+                continue
+            if not (_VAR.match(node.id) and node.id[1] == var_prefix):
+                raise _Bad(f"{where}: term code {code!r} uses the name {node.id!r}; refusing "
+                           "to load it")
+            if n_vars is not None and int(node.id[2:-1]) >= n_vars:
+                raise _Bad(f"{where}: term code {code!r} refers to variable {node.id} but the "
+                           f"term reads only {n_vars} variable(s)")
+        elif isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in funcs):
+                raise _Bad(f"{where}: term code {code!r} calls something other than the "
+                           "supported R functions; refusing to load it")
+        elif isinstance(node, ast.Constant):
+            if not isinstance(node.value, (int, float, str, bool)) or node.value is None:
+                raise _Bad(f"{where}: term code {code!r} has a constant of type "
+                           f"{type(node.value).__name__}")
+        elif isinstance(node, ast.keyword) and node.arg is None:
+            raise _Bad(f"{where}: term code {code!r} uses **kwargs; refusing to load it")
+
+
+def _check_spec(d: dict) -> None:
+    """Structural checks on the design dict before DesignSpec.from_dict and predict use it."""
+    where = "design"
+    for key in ("variables", "atoms", "formulaic_columns", "design_columns", "columns"):
+        _need(d, key, list, where)
+    variables = d["variables"]
+    if not all(isinstance(v, str) for v in variables):
+        raise _Bad("design: variables must be column names (strings)")
+    for i, atom in enumerate(d["atoms"]):
+        w = f"design: atom {i + 1}"
+        if not isinstance(atom, dict):
+            raise _Bad(f"{w} must be an object")
+        for key in ("id", "name", "code", "vars", "kind"):
+            _need(atom, key, (str, list), w)
+        if not isinstance(atom["vars"], list) or not all(v in variables for v in atom["vars"]):
+            raise _Bad(f"{w}: vars {atom['vars']!r} must be among design variables {variables}")
+        if atom["kind"] not in ("numeric", "factor"):
+            raise _Bad(f"{w}: kind must be 'numeric' or 'factor', got {atom['kind']!r}")
+        if atom["kind"] == "factor":
+            levels = atom.get("levels")
+            if not isinstance(levels, list) or not all(isinstance(lv, str) for lv in levels):
+                raise _Bad(f"{w}: a factor needs a list of level labels")
+        _check_code(atom["code"], w, len(atom["vars"]), "u")
+    if "response_code" in d:
+        _check_code(d["response_code"], "design: response", None, "v")
+    k = 1 if d.get("intercept") else 0
+    p = len(d["design_columns"]) - k
+    for key in ("center", "scale"):
+        if d.get(key) is not None and len(_float_list(d[key], f"design: {key}")) != p:
+            raise _Bad(f"design: {key} must have {p} entries (one per covariate)")
+    if d.get("projection") is not None:
+        rows = d["projection"]
+        if not isinstance(rows, list) or len(rows) != p:
+            raise _Bad(f"design: projection must have {p} rows (one per covariate)")
+        q = len(d["columns"]) - k
+        for r in rows:
+            if len(_float_list(r, "design: projection row")) != q:
+                raise _Bad(f"design: projection rows must have {q} entries")
+        _need(d, "data_norm", float, "design")
+
+
+def model_from_dict(payload: dict, *, verify: bool = True):
+    """Rebuild a :class:`~privatelr.DPLR` from :func:`model_to_dict`'s output (validated)."""
+    from .design import DesignSpec
+    from .dplr import DPLR
+
+    if not isinstance(payload, dict):
+        raise ValueError("not a privatelr model file: the JSON is not an object")
+    if payload.get("format") != FORMAT_NAME:
+        raise ValueError(f"not a privatelr model file: 'format' is {payload.get('format')!r}, "
+                         f"expected {FORMAT_NAME!r}")
+    version = payload.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"corrupted privatelr model file: bad format_version {version!r}")
+    if version > FORMAT_VERSION:
+        from . import __version__
+
+        raise ValueError(f"this model file has format version {version} (written by privatelr "
+                         f"{payload.get('package_version', '?')}); this privatelr ({__version__}) "
+                         f"reads format versions up to {FORMAT_VERSION}: upgrade privatelr")
+    if verify:
+        stored = payload.get("sha256")
+        body = {k: v for k, v in payload.items() if k != "sha256"}
+        if stored is None:
+            raise ValueError("corrupted privatelr model file: the sha256 checksum is missing "
+                             "(load_model(path, verify=False) skips the check)")
+        if _checksum(_encode_floats_back(body)) != stored:
+            raise ValueError("corrupted privatelr model file: the sha256 checksum does not match "
+                             "the content (the file was modified after it was saved; "
+                             "load_model(path, verify=False) loads it anyway)")
+    try:
+        if payload.get("class") != "DPLR":
+            raise _Bad(f"unknown model class {payload.get('class')!r}")
+        coef = _need(payload, "coefficients", dict, "model")
+        names = _need(coef, "names", list, "coefficients")
+        values = _float_list(_need(coef, "values", list, "coefficients"), "coefficients.values")
+        if len(names) != len(values) or not all(isinstance(n, str) for n in names):
+            raise _Bad("coefficients: names and values must have the same length")
+        if not np.isfinite(values).all():
+            raise _Bad("coefficients: values must be finite")
+        thr = _need(payload, "threshold", dict, "model")
+        design = _need(payload, "design", dict, "model")
+        _check_spec(design)
+        try:
+            spec = DesignSpec.from_dict(design)
+        except (TypeError, ValueError) as exc:
+            raise _Bad(f"design: {exc}") from None
+        if list(spec.columns) != names:
+            raise _Bad(f"coefficients: names {names} differ from the design's columns "
+                       f"{spec.columns}")
+        fit = _need(payload, "fit", dict, "model")
+        kwargs: dict[str, Any] = dict(fit)
+        for name, key in _TOP.items():
+            kwargs[name] = _need(payload, key, object, "model")
+        kwargs["coefficients"] = pd.Series(values, index=names, name="coefficients")
+        kwargs["spec"] = spec
+        kwargs["threshold"] = _need(thr, "method", str, "threshold")
+        kwargs["p_tr"] = _need(thr, "p_tr", float, "threshold")
+        kwargs["rp_p"] = (np.array(spec.projection, dtype=np.float64)
+                          if spec.projection is not None else None)
+        known = {f.name for f in fields(DPLR)}
+        unknown = set(kwargs) - known
+        if unknown:
+            raise _Bad(f"fit: unknown field(s) {sorted(unknown)}")
+        for key in ("eps", "lambda_"):
+            kwargs[key] = _need(kwargs, key, float, "model")
+        for key in ("n", "d", "convergence"):
+            kwargs[key] = _need(kwargs, key, int, "fit")
+        if kwargs["d"] != len(values):
+            raise _Bad(f"fit: d = {kwargs['d']} but there are {len(values)} coefficients")
+        model = DPLR(**kwargs)
+    except _Bad as exc:
+        raise ValueError(f"corrupted privatelr model file: {exc}") from None
+    except TypeError as exc:  # a required DPLR field is missing
+        raise ValueError(f"corrupted privatelr model file: {exc}") from None
+    return model
+
+
+def _encode_floats_back(body: dict) -> dict:
+    # The checksum was computed over the encoded payload (non-finite floats as markers);
+    # after json.loads with the decode hook they are floats again: encode them back.
+    return _encode(body)
+
+
+def loads(text: str, *, verify: bool = True):
+    """Rebuild a model from the text of a model file (see :func:`load_model`)."""
+    try:
+        payload = json.loads(text, object_hook=_decode_hook)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ValueError(f"corrupted privatelr model file: not valid JSON ({exc})") from None
+    return model_from_dict(payload, verify=verify)
+
+
+def load_model(path, *, verify: bool = True):
+    """Load a model saved with ``model.to_json(path)``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    verify : bool
+        Check the stored sha256 checksum (default). ``False`` loads a file edited by hand (the
+        structure is still validated).
+
+    Returns
+    -------
+    DPLR
+
+    Raises
+    ------
+    ValueError
+        Not a model file, corrupted content, checksum mismatch, or a format version newer than
+        this privatelr reads.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> iris = load_iris()
+    >>> m = dplr("Species ~ .", iris, eps=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "iris.json")
+    >>> m.to_json(path)
+    >>> load_model(path).predict(iris.head(1), type="class").tolist()
+    ['setosa']
+    """
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            raw = fh.read()
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a directory, not a model file") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: corrupted privatelr model file: not UTF-8 text") from None
+    try:
+        return loads(text, verify=verify)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(path)}: {exc}") from None
