@@ -64,6 +64,9 @@ from .design import Design, DesignSpec, build_design, clip_rows, r_number, rp_su
 from .exceptions import PrivacyWarning
 from .mechanisms import achlioptas_matrix, check_random_state
 from .roc import best_threshold, c_index
+# Imported here, before privatelr/__init__ binds the *function* ``summary``: loading the submodule
+# privatelr.summary later would rebind the package attribute to the module.
+from .summary import DPLRSummary, summarize
 
 __all__ = ["dplr", "DPLR", "predict", "summary", "scaled", "default_lambda"]
 
@@ -217,6 +220,23 @@ class DPLR:
     def _repr_pretty_(self, p, cycle):  # IPython / Jupyter
         p.text(repr(self))
 
+    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
+        from .summary import dplr_html
+
+        return dplr_html(self)
+
+    def plot_roc(self, data, ax=None):
+        """ROC curve on labelled ``data`` (see :func:`privatelr.plot.plot_roc`; not private)."""
+        from .plot import plot_roc
+
+        return plot_roc(self, data, ax=ax)
+
+    def plot_coefficients(self, ax=None, draws: int = 200, random_state=None, **kwargs):
+        """Coefficients with the privacy-noise spread (:func:`privatelr.plot.plot_coefficients`)."""
+        from .plot import plot_coefficients
+
+        return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
+
 
 def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     """``predict(model, data, type="probabilities")`` as in R (module-level form).
@@ -227,7 +247,7 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     >>> from privatelr.datasets import load_mtcars
     >>> m = dplr("am ~ mpg + factor(cyl)", load_mtcars(), eps=0)
     >>> predict(m, load_mtcars().head(2)).round(3).tolist()
-    [0.594, 0.594]
+    [0.499, 0.499]
     """
     if not isinstance(model, DPLR):
         raise TypeError("model must be a DPLR (returned by dplr()), got "
@@ -247,23 +267,20 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     return np.array(labels, dtype=object)
 
 
-def summary(model: DPLR):
+def summary(model: DPLR) -> DPLRSummary:
     """R's ``summary(model)``: an object whose ``print`` mirrors PrivateLR's layout.
 
     Examples
     --------
     >>> from privatelr import dplr, summary
     >>> from privatelr.datasets import load_iris
-    >>> print(summary(dplr("Species ~ .", load_iris(), eps=0)))  # doctest: +ELLIPSIS
-    Species ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width 
-    <BLANKLINE>
-     Privacy level: 0 
-    ...
+    >>> text = str(summary(dplr("I(Species == 'setosa') ~ .", load_iris(), eps=0)))
+    >>> [line.strip() for line in text.splitlines()[2:4]]
+    ['Privacy level: 0', 'Regularization parameter: 0.001']
     """
-    from .summary import summarize
-
     if not isinstance(model, DPLR):
-        raise TypeError(f"model must be a DPLR (returned by dplr()), got {type(model).__name__}")
+        raise TypeError("model must be a DPLR (returned by dplr()), got "
+                        f"{model.__class__.__name__}")
     return summarize(model)
 
 

@@ -302,3 +302,15 @@ def test_summary_wraps_like_r(mtcars):
     block = str(summary(m)).split("\n\n")[2].split("\n")
     assert all(len(line) <= 80 for line in block)
     assert len(block) == 4                                     # 11 names wrap onto two rows
+
+
+def test_summary_name_stays_the_function(iris01):
+    import importlib
+
+    import privatelr
+
+    importlib.import_module("privatelr.summary")
+    m = _quiet("Species ~ .", iris01, eps=0)
+    assert callable(privatelr.summary) and privatelr.summary(m).common["status"] == " Status: ok"
+    with pytest.raises(TypeError, match="DPLR"):
+        summary(42)
