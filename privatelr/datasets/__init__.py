@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from importlib.resources import files
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["load_iris", "load_mtcars", "data_path"]
+__all__ = ["load_iris", "load_mtcars", "data_path", "make_sphere"]
 
 _IRIS_LEVELS = ["setosa", "versicolor", "virginica"]
 
@@ -40,3 +41,85 @@ def load_mtcars() -> pd.DataFrame:
     with data_path("mtcars.csv").open("r") as fh:
         df = pd.read_csv(fh, index_col="model")
     return df
+
+
+def make_sphere(n: int, d: int, margin: float = 0.0, noise_band: float | None = None,
+                flip: float = 0.2, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Simulation designs of Chaudhuri & Monteleoni (NIPS 2008, Section 6).
+
+    Points are uniform on the unit sphere :math:`S^{d-1}` (a standard normal vector divided by
+    its norm, so every row has norm exactly 1 and needs no clipping) and labelled by the
+    hyperplane through the origin with normal :math:`e_1`: ``y = 1`` when :math:`x_1 > 0`
+    (:math:`x_1 = 0` has probability zero). The labelling depends on the angle only, as the
+    paper assumes; the methods compared are rotation invariant, so the choice of normal is
+    immaterial.
+
+    * ``margin > 0`` (design "Uniform, margin = 0.03"): no mass within ``margin`` of the
+      hyperplane — points with :math:`|x_1| < \text{margin}` are rejected (vectorised
+      rejection sampling in batches), i.e. the uniform law conditioned on
+      :math:`|x_1| \ge \text{margin}`.
+    * ``noise_band`` (design "Unseparable: uniform with noise 0.2 in margin 0.1"): inside the
+      band :math:`|x_1| \le \text{noise\_band}` each label is flipped independently with
+      probability ``flip``; outside the band labels are clean. ``flip`` is ignored when
+      ``noise_band`` is None.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (>= 1).
+    d : int
+        Dimension (>= 2).
+    margin : float
+        Empty band half-width in [0, 1).
+    noise_band : float, optional
+        Half-width of the band where labels are flipped, in (0, 1].
+    flip : float
+        Flip probability inside the band, in [0, 1].
+    random_state : int, numpy.random.Generator or None
+        One Generator drives the points and the flips.
+
+    Returns
+    -------
+    X : (n, d) ndarray
+        Rows on the unit sphere.
+    y : (n,) ndarray of int
+        Labels 0/1.
+
+    Examples
+    --------
+    >>> X, y = make_sphere(1000, 10, margin=0.03, random_state=0)
+    >>> X.shape, bool(np.abs(X[:, 0]).min() >= 0.03), bool(np.allclose((X * X).sum(1), 1))
+    ((1000, 10), True, True)
+    >>> X, y = make_sphere(1000, 10, noise_band=0.1, flip=0.2, random_state=0)
+    >>> bool(((X[:, 0] > 0) != y)[np.abs(X[:, 0]) > 0.1].any())   # clean outside the band
+    False
+    """
+    from .._validation import check_int, check_real
+    from ..mechanisms import check_random_state
+
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=2)
+    margin = check_real("margin", margin, low=0.0, high=1.0, high_open=True)
+    if noise_band is not None:
+        noise_band = check_real("noise_band", noise_band, low=0.0, high=1.0, low_open=True)
+    flip = check_real("flip", flip, low=0.0, high=1.0)
+    rng = check_random_state(random_state)
+
+    chunks, have = [], 0
+    while have < n:
+        need = n - have
+        # acceptance is P(|x_1| >= margin) >= 1 - margin * sqrt(d) roughly; oversample a little
+        batch = int(min(max(1.25 * need / max(1.0 - 2.0 * margin * np.sqrt(d), 0.05), 64), 4e6))
+        Z = rng.standard_normal((batch, d))
+        Z /= np.sqrt(np.einsum("ij,ij->i", Z, Z))[:, None]
+        if margin > 0:
+            Z = Z[np.abs(Z[:, 0]) >= margin]
+        chunks.append(Z[:need])
+        have += chunks[-1].shape[0]
+    X = np.ascontiguousarray(np.vstack(chunks))
+    y = (X[:, 0] > 0).astype(np.int64)
+    if noise_band is not None and flip > 0:
+        in_band = np.abs(X[:, 0]) <= noise_band
+        flips = in_band & (rng.uniform(size=n) < flip)
+        y[flips] = 1 - y[flips]
+    return X, y
