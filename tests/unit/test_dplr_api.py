@@ -314,3 +314,25 @@ def test_summary_name_stays_the_function(iris01):
     assert callable(privatelr.summary) and privatelr.summary(m).common["status"] == " Status: ok"
     with pytest.raises(TypeError, match="DPLR"):
         summary(42)
+
+
+def test_label_vector_kinds_and_factor_covariates():
+    rng = np.random.default_rng(4)
+    n = 60
+    X = pd.DataFrame({"u": rng.uniform(-0.4, 0.4, n),
+                      "grp": pd.Categorical(rng.choice(["lo", "mid", "hi"], n),
+                                            categories=["lo", "mid", "hi"])})
+    words = np.where(X["u"] > 0, "yes", "no")
+    m = _quiet(words, X, eps=0)
+    assert list(m.coefficients.index) == ["(Intercept)", "u", "grpmid", "grphi"]
+    assert m.classes == ["no", "yes"]
+    assert (m.predict(X, type="class") == np.where(m.predict(X) > 0.5, "yes", "no")).all()
+    cat = pd.Categorical(words, categories=["yes", "no"])      # R: first level is coded 0
+    m2 = _quiet(cat, X, eps=0)
+    assert m2.classes == ["yes", "no"]
+    np.testing.assert_allclose(m2.coefficients.to_numpy(), -m.coefficients.to_numpy(), rtol=1e-8)
+    # numpy covariates: predict takes an array with the same columns
+    arr = X[["u"]].to_numpy()
+    m3 = _quiet(list(words == "yes"), arr, eps=0)
+    assert list(m3.coefficients.index) == ["(Intercept)", "X1"]
+    assert m3.predict(arr[:2]).shape == (2,)
