@@ -294,6 +294,10 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     >>> res.status, res.convergence, res.d
     ('ok', 0, 3)
     """
+    if any(type(a).__module__.split(".")[0] == "dask" for a in (X, y, weights)):
+        args = dict(locals())  # exactly fit's arguments at this point
+        from .distributed import fit_dask  # Dask collections: one map-reduce per solver step
+        return fit_dask(**args)
     if accountant is not None:  # before the data are read: a refused fit computes nothing
         require_budget(accountant, eps)
     X = as_float_matrix("X", X)

@@ -1,0 +1,535 @@
+r"""Fitting on Dask collections: the ERM objective as one map-reduce per solver step.
+
+The estimators of :mod:`privatelr.erm` only need sums over rows — the loss
+:math:`\sum_i a_i\ell(y_i x_i^\top w)`, the gradient :math:`\sum_i a_i y_i \ell'(\cdot) x_i` and
+the Hessian :math:`\sum_i a_i \ell''(\cdot) x_i x_i^\top` — so they distribute exactly. Here a
+Dask array ``X`` (chunked by rows, one column chunk) is persisted once on the workers; every
+evaluation of the objective is ONE pass: each partition returns its partial sums packed in a
+vector of ``2 + d + d^2`` floats, a tree sum (``split_every=8``) adds them, and the client
+receives a single ``(value, gradient, d x d Hessian)``. The client therefore never holds more
+than O(d²) numbers derived from the data, whatever ``n``.
+
+Everything random happens on the client, exactly as in memory: :func:`fit_dask` builds ONE
+Generator with :func:`~privatelr.mechanisms.check_random_state`, calls the same
+:func:`~privatelr.erm.calibrate` (all privacy arithmetic stays there) and draws the noise with
+:func:`~privatelr.mechanisms.sphere_gamma_noise` in the same order as :func:`privatelr.erm.fit`
+(objective noise before the solver, output noise after it), so the same seed gives the same
+noise and, with the same solver path, the same coefficients as the in-memory fit.
+
+**Public record count.** ``n`` is computed exactly (a count of the rows) and used in the
+calibration (the noise scale of output perturbation and the ε' of objective perturbation depend
+on it). As in Chaudhuri, Monteleoni & Sarwate (JMLR 2011), whose neighbouring data sets differ in
+one record (same ``n``), the number of records is treated as **public**; it is not charged to
+the privacy budget. The validation pass also reports, as the in-memory fit does, the number of
+rows above ``data_norm`` and the largest row norm in a :class:`~privatelr.PrivacyWarning`
+(only when the bound is violated, and only without ``clip=True``); those figures are not covered
+by the guarantee.
+
+**Line search.** :meth:`DaskERMObjective.line` costs one pass: it evaluates value, gradient (and
+the Hessian when asked) at the full step ``w + p``, which Newton's method accepts in nearly every
+iteration, so the following :meth:`~DaskERMObjective.evaluate` costs nothing. A trial step
+``t != 1`` costs one value-only pass (margins are not cached between passes: the workers keep
+no state but the persisted data, so a lost worker only costs a recomputation).
+
+Dask is an optional dependency (``pip install privatelr[dask]``); it is imported lazily here
+and this module is only imported when a Dask collection is passed.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._validation import check_real
+from .exceptions import PrivacyWarning
+from .losses import Loss, get_loss
+from .mechanisms import check_random_state, sphere_gamma_noise
+from .objective import _CHUNK_BYTES, _HESSIAN_F32_MIN_D
+from .solver import minimize
+
+__all__ = ["DaskERMObjective", "fit_dask", "is_dask_collection"]
+
+_SPLIT_EVERY = 8
+
+
+def is_dask_collection(*objs) -> bool:
+    """True when any argument is a Dask collection (checked without importing dask)."""
+    for obj in objs:
+        if obj is not None and type(obj).__module__.split(".")[0] == "dask":
+            return True
+    return False
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError("fitting on Dask collections needs dask: pip install 'privatelr[dask]'"
+                          ) from exc
+    return dask, da
+
+
+# --- per-partition kernels (run on the workers) -----------------------------------------------
+
+def _terms(loss, m, second):
+    terms = getattr(loss, "terms", None)
+    if terms is not None:
+        return terms(m, second)
+    return loss.value(m), loss.derivative(m), (loss.second_derivative(m) if second else None)
+
+
+def _block_sums(Xb, auxb, v, loss, order, f32):
+    """Partial sums of one partition at ``v``, packed as a ``(1, 2 + d + d*d)`` row.
+
+    ``auxb`` holds the ±1 labels in column 0 and, when present, the weights in column 1.
+    Layout: ``[rows, sum a l(m), sum r x (d), sum a l'' x x^T (d*d)]`` with ``m = y x^T v`` and
+    ``r = a y l'(m)``; the gradient (``order >= 1``) and Hessian (``order == 2``) slots stay 0
+    otherwise. Rows are processed in chunks of about 8 MB, so a worker's temporaries are bounded
+    whatever the partition size.
+    """
+    nb, d = Xb.shape
+    out = np.zeros(2 + d + d * d)
+    out[0] = nb
+    if nb == 0:
+        return out[None, :]
+    g = out[2:2 + d]
+    H = out[2 + d:].reshape(d, d)
+    weighted = auxb.shape[1] > 1
+    chunk = max(256, _CHUNK_BYTES // (8 * d))
+    total = 0.0
+    for start in range(0, nb, chunk):
+        rows = slice(start, min(start + chunk, nb))
+        Xc = Xb[rows]
+        y = auxb[rows, 0]
+        m = y * (Xc @ v)
+        lv, d1, d2 = _terms(loss, m, order == 2)
+        a = auxb[rows, 1] if weighted else None
+        total += float(lv @ a) if weighted else float(lv.sum())
+        if order >= 1:
+            r = y * d1
+            if weighted:
+                r = r * a
+            g += Xc.T @ r
+        if order == 2:
+            c = d2 * a if weighted else d2
+            active = c > 0
+            if not active.all():  # Huber: rows outside the quadratic band add no curvature
+                Xc, c = Xc[active], c[active]
+                if c.size == 0:
+                    continue
+            sq = np.sqrt(c)
+            if f32:  # as in memory: single-precision Hessian for large d (only shapes the step)
+                Xs = Xc.astype(np.float32)
+                Xs *= sq.astype(np.float32)[:, None]
+            else:
+                Xs = Xc * sq[:, None]
+            H += Xs.T @ Xs
+    out[1] = total
+    return out[None, :]
+
+
+def _block_stats(Xb, yb, wb, limit_sq):
+    """One validation row per partition (see :func:`_validate`)."""
+    nb = Xb.shape[0]
+    finite_rows = np.isfinite(Xb).all(axis=1)
+    sq = np.einsum("ij,ij->i", np.where(finite_rows[:, None], Xb, 0.0),
+                   np.where(finite_rows[:, None], Xb, 0.0))
+    y = yb.reshape(-1).astype(np.float64)
+    y_ok = np.isfinite(y)
+    out = np.array([
+        nb,
+        nb - int(finite_rows.sum()),
+        y.size,
+        y.size - int(y_ok.sum()),
+        int(((y != 0.0) & (y != 1.0) & y_ok).sum()),
+        int(((y != -1.0) & (y != 1.0) & y_ok).sum()),
+        float(sq.max()) if nb else 0.0,
+        int((sq > limit_sq).sum()),
+        np.nan, np.nan, 0.0, 0.0,
+    ], dtype=float)
+    if wb is not None:
+        w = wb.reshape(-1).astype(np.float64)
+        ok = np.isfinite(w)
+        out[8] = float(w[ok].min()) if ok.any() else np.inf
+        out[9] = float(w[ok].max()) if ok.any() else -np.inf
+        out[10] = w.size - int(ok.sum())
+        out[11] = w.size
+    return out[None, :]
+
+
+def _bad_labels(yb):
+    """Up to five distinct label values of a partition that are not 0, 1 or -1."""
+    y = yb.reshape(-1).astype(np.float64)
+    return np.unique(y[(y != 0) & (y != 1) & (y != -1)])[:5]
+
+
+def _clip_block(Xb, data_norm):
+    sq = np.einsum("ij,ij->i", Xb, Xb)
+    over = sq > data_norm * data_norm * (1.0 + 1e-12)
+    if not over.any():
+        return Xb
+    Xb = Xb.copy()
+    Xb[over] *= (data_norm / np.sqrt(sq[over]))[:, None]
+    return Xb
+
+
+def _aux_block(yb, wb=None):
+    y = np.where(yb.reshape(-1) == 1, 1.0, -1.0)
+    if wb is None:
+        return y[:, None]
+    return np.column_stack([y, wb.reshape(-1).astype(np.float64)])
+
+
+# --- the objective -----------------------------------------------------------------------------
+
+class DaskERMObjective:
+    r"""The ERM objective of :class:`privatelr.objective.ERMObjective` over a Dask array.
+
+    Same protocol (``evaluate``, ``line``, ``value``, ``subsample``, ``n``, ``d``, ``passes``,
+    ``value_scale``), same formula
+
+    .. math:: J(w) = \frac1n\sum_i a_i\,\ell(y_i x_i^\top w) + \frac\lambda2\|w\|^2 + \frac1n b^\top w,
+
+    but every evaluation is one map-reduce over the partitions of ``X`` (see the module
+    docstring). The client only ever receives ``2 + d + d^2`` floats per pass.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, d), float64
+        Chunked by rows only (one column chunk), known chunk sizes; ideally persisted.
+    aux : dask.array.Array, shape (n, 1) or (n, 2)
+        Labels in ±1 (column 0) and optional weights (column 1), same row chunks as ``X``.
+    loss : Loss
+    lambda_ : float
+    noise : (d,) ndarray or None
+        Objective-perturbation vector ``b`` (kept on the client; enters as ``b @ w / n``).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from privatelr.losses import LogisticLoss
+    >>> X = da.from_array(np.c_[np.ones(8), np.linspace(-1, 1, 8)] / 2, chunks=(4, 2))
+    >>> aux = da.from_array(np.array([-1., -1, 1, -1, 1, 1, -1, 1])[:, None], chunks=(4, 1))
+    >>> obj = DaskERMObjective(X, aux, LogisticLoss(), 0.1)
+    >>> f, g, H = obj.evaluate(np.zeros(2), True)
+    >>> round(f, 6), H.shape, obj.passes
+    (0.693147, (2, 2), 1)
+    """
+
+    def __init__(self, X, aux, loss: Loss, lambda_: float, noise=None, *, n: int | None = None):
+        self.X = X
+        self.aux = aux
+        self.loss = loss
+        self.lambda_ = float(lambda_)
+        self.n = int(X.shape[0]) if n is None else int(n)
+        self.d = int(X.shape[1])
+        self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
+        self.passes = 0
+        self.value_scale = 0.0
+        self._f32 = self.d >= _HESSIAN_F32_MIN_D
+        self._ahead = None  # (w, f, g, H) prepared by the last line search at t = 1
+        self._last = None   # (w, f, g, H) of the last evaluation
+
+    def subsample(self, m: int) -> "DaskERMObjective":
+        """The same objective on every ``k``-th row (``k = n // m``), persisted on the workers.
+
+        The rows are exactly those of :meth:`ERMObjective.subsample` (a global stride), so a
+        warm-started Dask fit follows the in-memory fit's path. Used only for a starting point.
+        """
+        _, _ = _import_dask()
+        k = max(1, self.n // max(1, int(m)))
+        Xs, auxs = self.X[::k], self.aux[::k]
+        Xs, auxs = _persist(Xs, auxs)
+        sub = DaskERMObjective(Xs, auxs, self.loss, self.lambda_)
+        sub.linear = self.linear.copy()
+        return sub
+
+    def _pass(self, v, order: int):
+        """One map-reduce: ``(f, g, H)`` at ``v`` (``g``/``H`` None below ``order`` 1/2)."""
+        _, da = _import_dask()
+        d = self.d
+        v = np.ascontiguousarray(v, dtype=float)
+        parts = da.map_blocks(_block_sums, self.X, self.aux, v=v, loss=self.loss, order=order,
+                              f32=self._f32, dtype=float,
+                              chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
+        total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
+        self.passes += 1
+        data = total[1] / self.n
+        ridge, lin = 0.5 * self.lambda_ * (v @ v), self.linear @ v
+        self.value_scale = float(abs(data) + ridge + abs(lin))
+        f = float(data + ridge + lin)
+        g = H = None
+        if order >= 1:
+            g = total[2:2 + d] / self.n + self.lambda_ * v + self.linear
+        if order == 2:
+            H = total[2 + d:].reshape(d, d) / self.n
+            H[np.diag_indices_from(H)] += self.lambda_
+        return f, g, H
+
+    # -- protocol used by the solver ---------------------------------------------------------
+    def value(self, w) -> float:
+        for cached in (self._ahead, self._last):
+            if cached is not None and np.array_equal(w, cached[0]):
+                return cached[1]
+        return self._pass(w, 0)[0]
+
+    def evaluate(self, w, hessian: bool = True):
+        """Return ``(value, gradient, hessian_or_None)`` at ``w``: one pass, or none when the
+        last line search (or evaluation) already prepared this point."""
+        for cached in (self._ahead, self._last):
+            if (cached is not None and np.array_equal(w, cached[0])
+                    and (cached[3] is not None or not hessian)):
+                H = cached[3]
+                return cached[1], cached[2].copy(), (None if H is None or not hessian else H.copy())
+        f, g, H = self._pass(w, 2 if hessian else 1)
+        self._last = (np.array(w, dtype=float), f, g, H)
+        return f, g.copy(), (None if H is None else H.copy())
+
+    def line(self, w, p, hessian: bool = True):
+        """Restrict ``J`` to ``w + t p``; one pass prepares ``t = 1`` (value, gradient and,
+        when ``hessian``, the Hessian); any other ``t`` costs one value-only pass."""
+        w = np.asarray(w, dtype=float)
+        p = np.asarray(p, dtype=float)
+        w1 = w + 1.0 * p
+        f1, g1, H1 = self._pass(w1, 2 if hessian else 1)
+        self._ahead = (w1, f1, g1, H1)
+
+        def phi(t: float) -> float:
+            if t == 1.0:
+                return f1
+            return self._pass(w + t * p, 0)[0]
+
+        return phi
+
+
+# --- data preparation and validation ---------------------------------------------------------
+
+def _persist(*arrays):
+    dask, _ = _import_dask()
+    return dask.persist(*arrays)
+
+
+def _as_dask_matrix(X, da):
+    """A float64 Dask array chunked by rows only (dask DataFrames are converted)."""
+    if is_dask_collection(X) and hasattr(X, "to_dask_array"):  # dask DataFrame / Series
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a Dask array or DataFrame here, got {type(X).__name__}")
+    dt = X.dtype
+    if dt == object or not (np.issubdtype(dt, np.number) or dt == np.bool_):
+        raise TypeError(f"X must hold numbers, got dtype {dt}; encode factors first "
+                        "(dplr() does this for you)")
+    if np.issubdtype(dt, np.complexfloating):
+        raise TypeError(f"X must be real, got complex dtype {dt}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows x columns), got {X.ndim}-D")
+    if X.shape[1] == 0:
+        raise ValueError("X has no columns; need at least one")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X.astype(np.float64)
+
+
+def _as_dask_vector(name, v, chunks, n_rows, da):
+    if v is None:
+        return None
+    if is_dask_collection(v) and hasattr(v, "to_dask_array"):
+        v = v.to_dask_array(lengths=True)
+    if not isinstance(v, da.Array):
+        if hasattr(v, "to_numpy"):
+            v = v.to_numpy()
+        v = np.asarray(v)
+        if v.ndim == 2 and 1 in v.shape:
+            v = v.reshape(-1)
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-D with one entry per row of X, got shape {v.shape}")
+        if v.shape[0] != n_rows:
+            what = "labels" if name == "y" else "entries"
+            raise ValueError(f"{name} has {v.shape[0]} {what} but X has {n_rows} rows; they must "
+                             "match")
+        v = da.from_array(v, chunks=(chunks,))
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got {v.ndim}-D")
+    dt = v.dtype
+    if dt != np.bool_ and (dt == object or not np.issubdtype(dt, np.number)
+                           or np.issubdtype(dt, np.complexfloating)):
+        raise TypeError(f"{name} must hold real numbers (or bool), got dtype {dt}")
+    if any(np.isnan(c) for c in v.chunks[0]):
+        v.compute_chunk_sizes()
+    if v.shape[0] != n_rows:
+        what = "labels" if name == "y" else "entries"
+        raise ValueError(f"{name} has {v.shape[0]} {what} but X has {n_rows} rows; they must match")
+    if v.chunks[0] != chunks:
+        v = v.rechunk((chunks,))
+    return v
+
+
+def _validate(X, y, weights, data_norm, weights_bound):
+    """One pass over the persisted data: counts, finiteness, label and weight ranges, norms."""
+    _, da = _import_dask()
+    Xb = X.to_delayed().ravel()
+    yb = y.to_delayed().ravel()
+    wb = weights.to_delayed().ravel() if weights is not None else [None] * len(Xb)
+    import dask
+
+    limit = data_norm * data_norm * (1.0 + 1e-12)
+    rows = [da.from_delayed(dask.delayed(_block_stats)(a, b, c, limit), shape=(1, 12), dtype=float)
+            for a, b, c in zip(Xb, yb, wb)]
+    stats = da.concatenate(rows, axis=0).compute()
+    n = int(stats[:, 0].sum())
+    bad_x = int(stats[:, 1].sum())
+    if bad_x:
+        raise ValueError(f"X contains NaN or infinite values in {bad_x} row(s); remove or impute them")
+    if int(stats[:, 3].sum()):
+        raise ValueError("y contains NaN or infinite values")
+    if int(stats[:, 4].sum()) and int(stats[:, 5].sum()):
+        import dask
+
+        parts = dask.compute(*[dask.delayed(_bad_labels)(b) for b in yb])
+        shown = sorted(set(np.concatenate(parts).tolist()))
+        raise ValueError(f"y must be two-valued: 0/1, bool or -1/+1; got values outside it such as "
+                         f"{shown[:5]}")
+    if weights is not None:
+        if int(stats[:, 10].sum()):
+            raise ValueError("weights contains NaN or infinite values")
+        lo, hi = float(np.min(stats[:, 8])), float(np.max(stats[:, 9]))
+        if lo < 0 or hi > weights_bound:
+            raise ValueError(f"weights must lie in [0, weights_bound] = [0, {weights_bound}]; got "
+                             f"range [{lo}, {hi}]")
+    return n, int(stats[:, 7].sum()), float(np.sqrt(stats[:, 6].max()))
+
+
+def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
+             loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0,
+             clip: bool = False, weights=None, weights_bound: float | None = None,
+             random_state=None, small_eps: str = "adjust", solver: str = "auto",
+             gtol: float = 1e-10, maxiter: int | None = None, norm_check: bool = True,
+             accountant=None):
+    """:func:`privatelr.erm.fit` on Dask collections (called by it; same arguments and result).
+
+    ``X`` is a Dask array (or DataFrame of numeric columns) chunked by rows; ``y`` and
+    ``weights`` are Dask arrays/Series with the same number of rows, or NumPy arrays. The data
+    are persisted once on the workers (on the cluster of the current ``distributed.Client``, or
+    in local memory with Dask's default scheduler); one validation pass counts the rows, checks
+    finiteness, labels, weights and row norms (clipping, when asked, is applied partition-wise);
+    then every solver step is one map-reduce returning value, gradient and Hessian (see the
+    module docstring). The number of rows ``n`` is treated as public (the *public record count*
+    assumption of the module docstring).
+
+    Returns
+    -------
+    ERMResult
+        The same object as the in-memory fit; equal to it (same seed, same data) up to the
+        rounding of the sums.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from privatelr import erm
+    >>> rng = np.random.default_rng(0)
+    >>> Xn = np.c_[np.full(400, 0.5), rng.uniform(-0.5, 0.5, size=(400, 2))]
+    >>> yn = (Xn[:, 1] > 0).astype(int)
+    >>> res = erm.fit(da.from_array(Xn, chunks=(100, 3)), da.from_array(yn, chunks=100),
+    ...               lambda_=0.01, eps=1.0, random_state=1)
+    >>> mem = erm.fit(Xn, yn, lambda_=0.01, eps=1.0, random_state=1)
+    >>> bool(np.allclose(res.coef, mem.coef, rtol=0, atol=1e-10))
+    True
+    """
+    from . import erm  # import here: erm dispatches to this module
+    from .accountant import require_budget
+
+    if accountant is not None:  # before the data are read
+        require_budget(accountant, eps)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    if method not in erm._METHODS:
+        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+    loss_obj = get_loss(loss, h)
+    if float(loss_obj.lipschitz) > 1.0:
+        raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
+                         f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    if weights is None:
+        A = 1.0
+        if weights_bound is not None:
+            check_real("weights_bound", weights_bound, low=0.0, low_open=True)
+    else:
+        if weights_bound is None:
+            raise ValueError("weights given without weights_bound: the privacy calibration needs "
+                             "a public upper bound on every weight; pass weights_bound=<bound>")
+        A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
+    rng = check_random_state(random_state)
+
+    _, da = _import_dask()
+    if not is_dask_collection(X):  # y or weights is a Dask collection: chunk X like y
+        Xn = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+        yc = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+        if not isinstance(yc, da.Array):
+            raise TypeError("pass X as a Dask array when weights is one")
+        if Xn.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows x columns), got {Xn.ndim}-D")
+        X = da.from_array(Xn, chunks=(yc.chunks[0], -1))
+    X = _as_dask_matrix(X, da)
+    (X,) = _persist(X)
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X.compute_chunk_sizes()  # cheap: the blocks are in memory now
+    n_rows = int(X.shape[0])
+    if n_rows == 0:
+        raise ValueError("X is empty (no rows); need at least one row")
+    y = _as_dask_vector("y", y, X.chunks[0], n_rows, da)
+    weights = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
+    y, weights = _persist(y, weights) if weights is not None else (_persist(y)[0], None)
+    n, n_over, largest = _validate(X, y, weights, data_norm, A)
+    d = int(X.shape[1])
+
+    cal = erm.calibrate(n, d, eps=eps, lambda_=lambda_, method=method,
+                        curvature=loss_obj.curvature, data_norm=data_norm, weights_bound=A,
+                        small_eps=small_eps)
+    private = cal.method != "nonprivate"
+    if accountant is not None:
+        accountant.spend(eps, note=f"erm.fit {cal.method} perturbation, {loss_obj.name} loss "
+                                   "(dask)")
+    n_exceeding = n_clipped = 0
+    if private and norm_check and n_over:
+        n_exceeding = n_over
+        if clip:
+            X = _persist(X.map_blocks(_clip_block, data_norm, dtype=float))[0]
+            n_clipped = n_over
+        else:
+            warnings.warn(f"{n_over} of {n} rows of X have L2 norm above data_norm={data_norm:g} "
+                          f"(largest {largest:.4g}): the differential-privacy guarantee does not "
+                          "hold for them. Pass clip=True to clip them into the ball, or rescale "
+                          "with a public bound.", PrivacyWarning, stacklevel=3)
+
+    if weights is None:
+        aux = y.map_blocks(_aux_block, dtype=float, new_axis=1, chunks=(y.chunks[0], (1,)))
+    else:
+        aux = da.map_blocks(_aux_block, y, weights, dtype=float, new_axis=1,
+                            chunks=(y.chunks[0], (2,)))
+    (aux,) = _persist(aux)
+    del y, weights
+
+    noise = None
+    if cal.method == "objective":
+        noise = sphere_gamma_noise(d, cal.noise_scale, rng)
+    objective = DaskERMObjective(X, aux, loss_obj, cal.lambda_, noise=noise, n=n)
+    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
+    coef = report.x
+    if cal.method == "output":
+        coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
+    del noise, objective
+
+    status = cal.status if report.convergence == 0 else cal.status + " nonconvergence"
+    return erm.ERMResult(coef=coef, value=report.value, counts=report.counts,
+                         convergence=report.convergence, message=report.message, status=status,
+                         eps=eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
+                         n=n, d=d, method=cal.method, loss=loss_obj.name, data_norm=data_norm,
+                         weights_bound=A, noise_scale=cal.noise_scale, n_exceeding=n_exceeding,
+                         n_clipped=n_clipped, iterations=report.iterations, passes=report.passes,
+                         grad_norm=report.grad_norm, solver=report.method, calibration=cal)
