@@ -56,8 +56,8 @@ def r_number(x) -> str:
 
     Examples
     --------
-    >>> r_number(1.0), r_number(0.1 + 0.2), r_number(6), r_number(True)
-    ('1', '0.3', '6', 'TRUE')
+    >>> r_number(1.0), r_number(0.1 + 0.2), r_number(6), r_number(True), r_number(1e5)
+    ('1', '0.3', '6', 'TRUE', '1e+05')
     """
     if isinstance(x, (bool, np.bool_)):
         return "TRUE" if x else "FALSE"
@@ -68,13 +68,15 @@ def r_number(x) -> str:
         return "NaN"
     if math.isinf(v):
         return "Inf" if v > 0 else "-Inf"
-    s = "%.15g" % v
-    if "e" in s:
-        mant, exp = s.split("e")
-        sign = exp[0]
-        digits = exp[1:].lstrip("0")
-        s = f"{mant}e{sign}{digits.zfill(2)}"
-    return s
+    if v == 0:
+        return "0"
+    mant, exp = ("%.14e" % v).split("e")
+    mant = mant.rstrip("0").rstrip(".")
+    e = int(exp)
+    sci = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    nsig = len(mant.lstrip("-").replace(".", ""))
+    fixed = f"{v:.{max(0, nsig - 1 - e)}f}"
+    return fixed if len(fixed) <= len(sci) else sci   # R: fixed unless wider than scientific
 
 
 def _level_label(value) -> str:
@@ -231,7 +233,7 @@ def _deparse(node) -> str:
     """R's ``deparse`` of the AST (the text R uses for column and term names)."""
     kind = node[0]
     if kind == "num":
-        return node[1]
+        return node[1] if node[1].endswith("L") else r_number(float(node[1]))
     if kind == "str":
         return '"' + node[1].replace("\\", "\\\\").replace('"', '\\"') + '"'
     if kind == "name":
