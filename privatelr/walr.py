@@ -46,8 +46,8 @@ protected: WALR assumes the trainer already holds them.
 :math:`w_j\sigma(\theta^\top x_j)x_j` and the full-data :math:`\tilde v`.
 
 **Unboundedness (λ = 0).** Without the ridge, ``F`` is bounded below only if :math:`\tilde v` lies
-in the zonotope :math:`\{\frac1N\sum_i w_i p_i x_i : p \in [0,1]^N\}` of attainable gradients
-terms; noise can push it outside. For any direction ``u``,
+in the zonotope :math:`\{\frac1N\sum_i w_i p_i x_i : p \in [0,1]^N\}` of values the
+label-free gradient term can take; noise can push it outside. For any direction ``u``,
 :math:`F(tu) \le A_w\log 2 - t\,c(u)` with
 :math:`c(u) = u^\top\tilde v - \frac1N\sum_i w_i\max(0, u^\top x_i)` and :math:`A_w` the mean
 weight, so :math:`c(u) > 0` *proves* :math:`F \to -\infty` along ``u``. We test the coordinate
@@ -317,10 +317,15 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     lo, hi = float(X.min()), float(X.max())
     if lo < 0.0 or hi > 1.0:
         if not clip:
-            bad = int(((X < 0.0) | (X > 1.0)).any(axis=1).sum())
+            out = (X < 0.0) | (X > 1.0)
+            bad = int(out.any(axis=1).sum())
+            cols = np.flatnonzero(out.any(axis=0))
+            names = [columns[j] if columns is not None else f"column {j}" for j in cols[:5]]
             raise ValueError(f"X must lie in [0, 1] for the label-sensitivity sqrt(k)/N to hold; "
-                             f"{bad} row(s) fall outside (range [{lo:.4g}, {hi:.4g}]). Rescale the "
-                             "features with public bounds, or pass clip=True to clip each record")
+                             f"{bad} row(s) fall outside (range [{lo:.4g}, {hi:.4g}], in "
+                             f"{', '.join(map(str, names))}{' ...' if cols.size > 5 else ''}). "
+                             "Rescale the features with public bounds, or pass clip=True to clip "
+                             "each record")
         X = np.clip(X, 0.0, 1.0)
     sensitivity = A * math.sqrt(k) / n
     if np.isinf(eps):
