@@ -411,21 +411,21 @@ def _classify(value: pd.Series) -> tuple[str, list[str] | None]:
         return "factor", ["FALSE", "TRUE"]
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         return "numeric", None
-    nonmissing = value.dropna()
-    if len(nonmissing) and all(isinstance(v, (bool, np.bool_)) for v in nonmissing):
+    uniques = pd.unique(value.dropna())          # loop over distinct values, not rows
+    if len(uniques) and all(isinstance(v, (bool, np.bool_)) for v in uniques):
         return "factor", ["FALSE", "TRUE"]
-    labels = sorted({_level_label(v) for v in nonmissing})
-    return "factor", labels
+    return "factor", sorted({_level_label(v) for v in uniques})
 
 
 def _labels_of(value: pd.Series) -> pd.Series:
-    """Every element as its R level label (NaN stays missing)."""
+    """Every element as its R level label (missing stays missing), vectorised over rows."""
     if isinstance(value.dtype, pd.CategoricalDtype):
-        cats = [_level_label(c) for c in value.dtype.categories]
+        cats = np.array([_level_label(c) for c in value.dtype.categories] + [None], dtype=object)
         codes = value.cat.codes.to_numpy()
-        out = np.array([cats[c] if c >= 0 else None for c in codes], dtype=object)
-        return pd.Series(out)
-    return pd.Series([None if _is_missing(v) else _level_label(v) for v in value], dtype=object)
+        return pd.Series(cats[np.where(codes >= 0, codes, len(cats) - 1)])
+    uniques = pd.unique(value.dropna())
+    mapping = {u: _level_label(u) for u in uniques}
+    return pd.Series(value.map(mapping).to_numpy(dtype=object, na_value=None), dtype=object)
 
 
 def _is_missing(v) -> bool:
@@ -946,12 +946,13 @@ def _recode_response(y: pd.Series):
         y01 = (y.to_numpy(dtype=np.float64) != vals[0]).astype(np.float64)
         kind, n_classes = "numeric", len(vals)
     else:
-        nonmissing = list(y)
-        if all(isinstance(v, (bool, np.bool_)) for v in nonmissing):
+        uniques = pd.unique(y)
+        if all(isinstance(v, (bool, np.bool_)) for v in uniques):
             return _recode_response(y.astype(bool))
-        vals = sorted({str(v) for v in nonmissing})
+        labels_y = _labels_of(y)
+        vals = sorted(set(labels_y.unique().tolist()))
         levels = vals
-        y01 = np.array([str(v) != vals[0] for v in nonmissing], dtype=np.float64)
+        y01 = (labels_y.to_numpy() != vals[0]).astype(np.float64)
         kind, n_classes = "factor", len(vals)
     if len(levels) > 2:
         labels = [levels[0], f"not {_level_label(levels[0])}"]

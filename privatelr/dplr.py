@@ -237,23 +237,6 @@ class DPLR:
 
         return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
 
-    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
-        from .summary import dplr_html
-
-        return dplr_html(self)
-
-    def plot_roc(self, data, ax=None):
-        """ROC curve on labelled ``data`` (see :func:`privatelr.plot.plot_roc`; not private)."""
-        from .plot import plot_roc
-
-        return plot_roc(self, data, ax=ax)
-
-    def plot_coefficients(self, ax=None, draws: int = 200, random_state=None, **kwargs):
-        """Coefficients with the privacy-noise spread (:func:`privatelr.plot.plot_coefficients`)."""
-        from .plot import plot_coefficients
-
-        return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
-
 
 def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     """``predict(model, data, type="probabilities")`` as in R (module-level form).
@@ -278,10 +261,12 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     if type == "probabilities":
         return p
     lo, hi = model.spec.labels
-    labels = [None if not ok else (hi if pi > model.p_tr else lo) for ok, pi in zip(complete, p)]
-    if all(complete):
-        return np.array(labels)
-    return np.array(labels, dtype=object)
+    labels = np.where(p > model.p_tr, np.array([hi]), np.array([lo]))   # R: (p > p.tr) + 1
+    if complete.all():
+        return labels
+    labels = labels.astype(object)
+    labels[~complete] = None
+    return labels
 
 
 def summary(model: DPLR) -> DPLRSummary:
