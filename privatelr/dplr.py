@@ -217,8 +217,11 @@ class DPLR:
 
     __str__ = __repr__
 
-    def _repr_pretty_(self, p, cycle):  # IPython / Jupyter
+    def _repr_pretty_(self, p, cycle):  # IPython
         p.text(repr(self))
+
+    def _repr_html_(self) -> str:  # Jupyter
+        return summary(self)._repr_html_()
 
     def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
         from .summary import dplr_html

@@ -113,6 +113,11 @@ class DPLRSummary:
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(str(self))
 
+    def _repr_html_(self) -> str:  # Jupyter: the same text, monospaced
+        import html
+
+        return "<pre>" + html.escape(str(self)) + "</pre>"
+
 
 def summarize(model) -> DPLRSummary:
     """Build the summary of a fitted :class:`~privatelr.dplr.DPLR` model."""
