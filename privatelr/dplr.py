@@ -220,9 +220,6 @@ class DPLR:
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(repr(self))
 
-    def _repr_html_(self) -> str:  # Jupyter
-        return summary(self)._repr_html_()
-
     def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
         from .summary import dplr_html
 
