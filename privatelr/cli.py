@@ -93,6 +93,214 @@ def _add_cms_parser(sub, name: str, svm: bool) -> None:
     p.set_defaults(func=_svmsimple if svm else _lrsimple)
 
 
+# ---------------------------------------------------------------------------------------------
+# fit / predict / summary
+# ---------------------------------------------------------------------------------------------
+
+#: Rows read at a time by ``privatelr predict`` (``--chunk-size``). At most one chunk of the
+#: input (and its predictions) is held in memory: about ``chunk_size x (columns used)`` values.
+DEFAULT_CHUNK_SIZE = 50_000
+
+_PARQUET_EXT = (".parquet", ".pq", ".parq")
+
+
+def _is_parquet(path: str) -> bool:
+    return path.lower().endswith(_PARQUET_EXT)
+
+
+def _need_pyarrow():
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise _InputError("reading Parquet needs pyarrow: pip install pyarrow (or "
+                          "privatelr[parquet]); or convert the data to CSV") from None
+    return pq
+
+
+def _read_table(path: str):
+    """The whole table (for ``fit``): CSV (``-`` = stdin) or Parquet; string columns stay strings
+    and become factors in the design (levels sorted, as R's ``factor``)."""
+    import pandas as pd
+
+    if _is_parquet(path):
+        pq = _need_pyarrow()
+        return pq.read_table(path).to_pandas()
+    try:
+        frame = pd.read_csv(sys.stdin if path == "-" else path)
+    except pd.errors.EmptyDataError:
+        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
+    except pd.errors.ParserError as exc:
+        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+    if frame.shape[0] == 0:
+        raise _InputError(f"{path}: the file has a header but no data rows")
+    return frame
+
+
+def _iter_chunks(path: str, chunk_size: int, columns=None):
+    """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
+    next one is requested. ``columns``: read only these (the variables the model uses)."""
+    import pandas as pd
+
+    usecols = None if columns is None else (lambda c, keep=frozenset(columns): c in keep)
+    if _is_parquet(path):
+        pq = _need_pyarrow()
+        pf = pq.ParquetFile(path)
+        names = [c for c in pf.schema_arrow.names if usecols is None or usecols(c)]
+        for batch in pf.iter_batches(batch_size=chunk_size, columns=names):
+            chunk = batch.to_pandas()
+            del batch
+            yield chunk
+            del chunk
+        return
+    try:
+        reader = pd.read_csv(sys.stdin if path == "-" else path, chunksize=chunk_size,
+                             usecols=usecols)
+        with reader:
+            for chunk in reader:
+                yield chunk
+                del chunk  # so that the next read does not overlap with this chunk
+    except pd.errors.EmptyDataError:
+        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
+    except pd.errors.ParserError as exc:
+        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+
+
+def predict_stream(model, source: str, out, *, type: str = "probabilities",
+                   chunk_size: int = DEFAULT_CHUNK_SIZE) -> dict:
+    """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
+    ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
+    per input row, empty for rows with a missing value. Returns ``{"rows", "chunks",
+    "max_chunk_rows"}``.
+
+    Only the columns the model's formula uses are read, ``chunk_size`` rows at a time, and no
+    chunk is kept once written, so memory does not grow with the input.
+    """
+    import pandas as pd
+
+    name = "probability" if type == "probabilities" else "class"
+    rows = chunks = biggest = 0
+    for chunk in _iter_chunks(source, chunk_size, columns=model.spec.variables):
+        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
+        n = len(chunk)
+        del chunk
+        pd.DataFrame({name: pred}).to_csv(out, header=chunks == 0, index=False,
+                                          lineterminator="\n")
+        del pred
+        rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+    if chunks == 0:  # a header and no rows
+        out.write(name + "\n")
+    return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
+
+
+def _fit(args) -> int:
+    from .dplr import dplr
+
+    if args.lambda_ is not None and not args.lambda_ > 0:
+        raise _InputError(f"--lambda must be > 0, got {args.lambda_}")
+    if not args.eps >= 0:
+        raise _InputError(f"--eps must be >= 0, got {args.eps}")
+    if args.data_norm is not None and not args.data_norm > 0:
+        raise _InputError(f"--data-norm must be > 0, got {args.data_norm}")
+    frame = _read_table(args.data)
+    model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
+                 rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
+                 op=not args.output_perturbation,
+                 data_norm=1.0 if args.data_norm is None else args.data_norm, clip=args.clip,
+                 random_state=args.seed)
+    del frame
+    model.to_json(args.out)
+    print(model)
+    sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
+    return 0
+
+
+def _predict(args) -> int:
+    from .persist import load_model
+
+    if args.chunk_size < 1:
+        raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
+    model = load_model(args.model)
+    if args.out in (None, "-"):
+        predict_stream(model, args.data, sys.stdout, type=args.type, chunk_size=args.chunk_size)
+        return 0
+    tmp = f"{args.out}.part"
+    try:
+        with open(tmp, "w", newline="") as fh:
+            predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
+        import os
+
+        os.replace(tmp, args.out)
+    finally:
+        import os
+
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return 0
+
+
+def _summary(args) -> int:
+    from .persist import load_model
+
+    print(load_model(args.model).summary())
+    return 0
+
+
+def _add_model_parsers(sub) -> None:
+    fit = sub.add_parser(
+        "fit", help="fit dplr() on a CSV/Parquet file and save the model as JSON",
+        description=(
+            "Fit differentially private logistic regression (privatelr.dplr) to a table and "
+            "save the model (privatelr.load_model reads it). DATA is CSV ('-' = stdin) or "
+            "Parquet (.parquet/.pq, needs pyarrow); string columns become factors. Prints the "
+            "summary. Only the coefficients are private (see the summary's notes)."),
+        epilog='example: privatelr fit cars.csv --formula "am ~ mpg + factor(cyl)" --eps 1 '
+               "--data-norm 40 --clip --seed 1 --out model.json")
+    fit.add_argument("data", metavar="DATA", help="CSV or Parquet file")
+    fit.add_argument("--formula", required=True, help="R formula, e.g. 'y ~ .' or "
+                     "'am ~ mpg + factor(cyl)'")
+    fit.add_argument("--eps", type=float, default=1.0, help="privacy level (default 1; 0 = "
+                     "non-private)")
+    fit.add_argument("--lambda", dest="lambda_", type=float, default=None,
+                     help="regulariser (default: R's rule 1/(4n(exp(eps/20) - 1)))")
+    fit.add_argument("--output-perturbation", action="store_true",
+                     help="output perturbation instead of objective perturbation")
+    fit.add_argument("--threshold", choices=["fixed", "youden", "topleft"], default="fixed",
+                     help="classification threshold (youden/topleft are NOT private)")
+    fit.add_argument("--do-scale", action="store_true",
+                     help="R's do.scale: standardise and shrink into the unit ball (NOT private)")
+    fit.add_argument("--data-norm", type=float, default=None, metavar="B",
+                     help="public bound on the covariate rows' L2 norm (default 1)")
+    fit.add_argument("--clip", action="store_true", help="clip rows above the bound into it")
+    fit.add_argument("--rp-dim", type=int, default=0, help="random projection dimension "
+                     "(0: none; negative: round(2 log n))")
+    fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    fit.add_argument("--out", required=True, metavar="MODEL.json", help="where to save the model")
+    fit.set_defaults(func=_fit)
+
+    pred = sub.add_parser(
+        "predict", help="score a CSV/Parquet file with a saved model (streams CSV out)",
+        description=(
+            "Predict with a model saved by 'privatelr fit' (or model.to_json). Reads DATA "
+            f"(CSV, '-' = stdin, or Parquet) --chunk-size rows at a time (default "
+            f"{DEFAULT_CHUNK_SIZE:,}), only the columns the formula uses, and writes CSV: a "
+            "header 'probability' (or 'class') and one line per input row, empty where the row "
+            "has a missing value. At most one chunk is held in memory."))
+    pred.add_argument("model", metavar="MODEL.json")
+    pred.add_argument("data", metavar="DATA")
+    pred.add_argument("--type", choices=["probabilities", "class"], default="probabilities",
+                      help="probabilities (default) or class labels (threshold p.tr)")
+    pred.add_argument("--out", default=None, metavar="preds.csv",
+                      help="output file (default: stdout)")
+    pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
+                      help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
+    pred.set_defaults(func=_predict)
+
+    summ = sub.add_parser("summary", help="print the summary of a saved model",
+                          description="Print the R-style summary of a saved model.")
+    summ.add_argument("model", metavar="MODEL.json")
+    summ.set_defaults(func=_summary)
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"privatelr: {category.__name__}: {message}\n")
 
@@ -106,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     _add_cms_parser(sub, "lrsimple", svm=False)
     _add_cms_parser(sub, "svmsimple", svm=True)
+    _add_model_parsers(sub)
     return parser
 
 
