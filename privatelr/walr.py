@@ -474,6 +474,11 @@ class WALRResult:
     def __str__(self) -> str:
         return self.summary()
 
+    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
+        from .summary import walr_html
+
+        return walr_html(self)
+
 
 class _Unbounded(Exception):
     def __init__(self, direction, x):
