@@ -36,7 +36,6 @@ from __future__ import annotations
 import copy
 import math
 import re
-import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
