@@ -314,7 +314,7 @@ def _persist(*arrays):
 def _as_dask_matrix(X, da):
     """A float64 Dask array chunked by rows only (dask DataFrames are converted)."""
     if is_dask_collection(X) and hasattr(X, "to_dask_array"):  # dask DataFrame / Series
-        X = X.to_dask_array(lengths=True)
+        X = X.to_dask_array()  # row counts are taken after persisting (no extra read)
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a Dask array or DataFrame here, got {type(X).__name__}")
     dt = X.dtype
@@ -332,11 +332,22 @@ def _as_dask_matrix(X, da):
     return X.astype(np.float64)
 
 
+def _lazy_vector(v):
+    """A Dask Series becomes a Dask array (row counts unknown until persisted)."""
+    if is_dask_collection(v) and hasattr(v, "to_dask_array"):
+        return v.to_dask_array()
+    return v
+
+
+def _known_chunks(a):
+    if a is not None and hasattr(a, "chunks") and any(np.isnan(c) for c in a.chunks[0]):
+        a.compute_chunk_sizes()  # cheap once persisted: the blocks are in memory
+    return a
+
+
 def _as_dask_vector(name, v, chunks, n_rows, da):
     if v is None:
         return None
-    if is_dask_collection(v) and hasattr(v, "to_dask_array"):
-        v = v.to_dask_array(lengths=True)
     if not isinstance(v, da.Array):
         if hasattr(v, "to_numpy"):
             v = v.to_numpy()
@@ -358,8 +369,7 @@ def _as_dask_vector(name, v, chunks, n_rows, da):
     if dt != np.bool_ and (dt == object or not np.issubdtype(dt, np.number)
                            or np.issubdtype(dt, np.complexfloating)):
         raise TypeError(f"{name} must hold real numbers (or bool), got dtype {dt}")
-    if any(np.isnan(c) for c in v.chunks[0]):
-        v.compute_chunk_sizes()
+    _known_chunks(v)
     if v.shape[0] != n_rows:
         what = "labels" if name == "y" else "entries"
         raise ValueError(f"{name} has {v.shape[0]} {what} but X has {n_rows} rows; they must match")
@@ -467,18 +477,17 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
     rng = check_random_state(random_state)
 
     _, da = _import_dask()
-    if not is_dask_collection(X):  # y or weights is a Dask collection: chunk X like y
-        Xn = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
-        yc = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
-        if not isinstance(yc, da.Array):
-            raise TypeError("pass X as a Dask array when weights is one")
-        if Xn.ndim != 2:
-            raise ValueError(f"X must be 2-D (rows x columns), got {Xn.ndim}-D")
-        X = da.from_array(Xn, chunks=(yc.chunks[0], -1))
+    y, weights = _lazy_vector(y), _lazy_vector(weights)
+    if not is_dask_collection(X):  # only y or weights is a Dask collection
+        raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
+                        "collection (convert X with dask.array.from_array)")
     X = _as_dask_matrix(X, da)
-    (X,) = _persist(X)
-    if any(np.isnan(c) for c in X.chunks[0]):
-        X.compute_chunk_sizes()  # cheap: the blocks are in memory now
+    # one persist for everything that is lazy: a shared source (e.g. one Parquet read giving
+    # both X and y) is read once
+    lazy = [a for a in (X, y, weights) if isinstance(a, da.Array)]
+    done = dict(zip(map(id, lazy), _persist(*lazy)))
+    X, y, weights = (done.get(id(a), a) for a in (X, y, weights))
+    _known_chunks(X)
     n_rows = int(X.shape[0])
     if n_rows == 0:
         raise ValueError("X is empty (no rows); need at least one row")

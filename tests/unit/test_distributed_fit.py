@@ -37,7 +37,7 @@ N, D, PARTS = 4000, 6, 8
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     cl = distributed.Client(cluster)
     yield cl
     cl.close()
