@@ -58,6 +58,7 @@ import numpy as np
 
 from . import erm
 from ._validation import as_float_matrix, check_int, check_real
+from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
 __all__ = ["LogisticRegressionDP", "SVMDP"]
@@ -164,7 +165,7 @@ class _CMSModel:
 
     # -- public API ------------------------------------------------------------------------
     def fit(self, X, y, upper_bounds, lower_bounds, add_bias: bool = False, weights=None,
-            weights_upper_bound: float | None = None, random_state=None):
+            weights_upper_bound: float | None = None, random_state=None, accountant=None):
         """Fit the model with ε-differential privacy; returns the model itself.
 
         Parameters
@@ -184,11 +185,16 @@ class _CMSModel:
             Public bound on the weights; required with ``weights``.
         random_state : int, numpy.random.Generator or None
             Source of the noise (and of the random features of a Gaussian-kernel SVM).
+        accountant : privatelr.PrivacyAccountant, optional
+            Charged ``eps`` for this fit; a fit that would exceed its budget raises
+            :class:`~privatelr.BudgetExceededError` before the data are read.
 
         Returns
         -------
         self
         """
+        if accountant is not None:
+            require_budget(accountant, self.eps)
         X = as_float_matrix("X", X)
         n, p = X.shape
         upper = _as_bounds("upper_bounds", upper_bounds, p)
@@ -207,7 +213,7 @@ class _CMSModel:
         result = erm.fit(Xs, y01, lambda_=self.gamma / n, eps=self.eps,
                          method=self.perturbation_method, data_norm=1.0, clip=True,
                          weights=w, weights_bound=A if w is not None else None,
-                         random_state=rng, **self._engine_kwargs())
+                         random_state=rng, accountant=accountant, **self._engine_kwargs())
         self.coeff = result.coef / divisor
         self.result_ = result
         self.add_bias_ = bool(add_bias)

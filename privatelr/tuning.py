@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import as_float_matrix, check_real
+from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism
 from .models import _CMSModel
 
@@ -73,7 +74,8 @@ def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
 
 def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds,
                               add_bias: bool = False, weights=None,
-                              weights_upper_bound: float | None = None, random_state=None):
+                              weights_upper_bound: float | None = None, random_state=None,
+                              accountant=None):
     r"""Choose among DPpack-style models privately; returns the chosen, fitted model.
 
     With ``m`` models the rows are split by position into ``m + 1`` groups
@@ -118,6 +120,9 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     weights_upper_bound : float, optional
     random_state : int, numpy.random.Generator or None
         One Generator drives every fit and the exponential mechanism.
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``eps`` once for the whole procedure (parallel composition), checked before
+        the data are read.
 
     Returns
     -------
@@ -158,6 +163,8 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
         raise ValueError(f"all models must share one eps (the tuned model is eps-DP for that "
                          f"eps), got {eps_all}")
     eps = eps_all[0]
+    if accountant is not None:  # one spend of eps: parallel composition over disjoint groups
+        require_budget(accountant, eps)
 
     Xa = as_float_matrix("X", X)
     n = Xa.shape[0]
@@ -186,6 +193,9 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     chosen = exponential_mechanism(-errors, eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
     best = models[chosen]
+    if accountant is not None:
+        accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
+                         "(disjoint groups + exponential mechanism)")
     best.tuning_ = TuningRecord(candidates=tuple(mdl.gamma for mdl in models), chosen=chosen,
                                 eps=eps, group_sizes=tuple(len(g) for g in train) + (len(valid),))
     return best
@@ -203,7 +213,8 @@ def _is_first_level(raw: pd.Series, first) -> np.ndarray:
 
 def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, op: bool = True,
               *, data_norm: float = 1.0, clip: bool = False, rp_dim: int = 0,
-              compat: str | None = None, verbose: int = 0, random_state=None):
+              compat: str | None = None, verbose: int = 0, random_state=None,
+              accountant=None):
     r"""Choose λ for :func:`privatelr.dplr` privately; returns the chosen ``DPLR`` fit.
 
     The same procedure as :func:`tune_classification_model` over ``dplr`` fits: the rows of
@@ -243,6 +254,9 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         Passed to every ``dplr`` call (see :func:`privatelr.dplr`).
     random_state : int, numpy.random.Generator or None
         One Generator drives every fit and the selection.
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``eps`` once for the whole procedure (parallel composition over the disjoint
+        groups, then the exponential mechanism); checked before the data are read.
 
     Returns
     -------
@@ -271,6 +285,8 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     if not lambdas:
         raise ValueError("lambdas is empty: give at least one candidate regulariser")
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    if accountant is not None:  # one spend of eps (parallel composition), before any data
+        require_budget(accountant, eps)
     if isinstance(data, pd.DataFrame):
         frame = data.reset_index(drop=True)
     elif isinstance(data, dict):
@@ -302,6 +318,9 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
     best = fits[chosen]
+    if accountant is not None:
+        accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
+                         "(disjoint groups + exponential mechanism)")
     best.tuning = TuningRecord(candidates=lambdas, chosen=chosen, eps=eps,
                                group_sizes=tuple(len(g) for g in train) + (len(valid),))
     return best

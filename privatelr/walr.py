@@ -70,6 +70,7 @@ from scipy.special import expit
 
 from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_int, check_real
 from .losses import LogisticLoss
+from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma
 from .objective import ERMObjective
 from .solver import minimize
@@ -265,7 +266,7 @@ def _rows(n: int, k: int):
 
 def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
                       weights_bound: float = 1.0, mechanism: str = "analytic", clip: bool = False,
-                      random_state=None) -> NoisyDotProduct:
+                      random_state=None, accountant=None) -> NoisyDotProduct:
     r"""Release :math:`\frac1N\sum_i w_i y_i x_i` with (ε, δ)-label-DP Gaussian noise (WALR's release).
 
     This is the measurement side: it is the only function of WALR that reads labels. The
@@ -291,6 +292,8 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     clip : bool
         Clip features into ``[0, 1]`` coordinate-wise instead of raising.
     random_state : int, numpy.random.Generator or None
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``(eps, delta)`` for the release (checked before the labels are read).
 
     Returns
     -------
@@ -303,6 +306,8 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     >>> rel.k, rel.n, rel.mechanism, round(rel.sensitivity, 4)
     (2, 4, 'analytic', 0.3536)
     """
+    if accountant is not None:
+        require_budget(accountant, eps, delta)
     columns = _columns_of(X)
     X = as_float_matrix("X", X)
     n, k = X.shape
@@ -335,6 +340,8 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     rng = check_random_state(random_state)
     r = y01 if w is None else w * y01
     value = (X.T @ r) / n + gaussian_noise(k, sigma, rng)
+    if accountant is not None:
+        accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP)")
     return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
                            sensitivity=sensitivity, weights_bound=A, columns=columns)
 
@@ -858,7 +865,7 @@ def _formula_design(formula, data):
 def walr(formula: str, data, *, eps: float, delta: float, weights=None,
          weights_bound: float = 1.0, lambda_: float = 0.0, solver: str = "newton",
          mechanism: str = "analytic", clip: bool = False, random_state=None,
-         **fit_options) -> WALRResult:
+         accountant=None, **fit_options) -> WALRResult:
     r"""WALR end to end: build the design from a formula, release the noisy dot product, train.
 
     In production the two halves run on **different parties**: the measurement system, which
@@ -887,6 +894,8 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
         Clip design columns into ``[0, 1]``.
     random_state : int, numpy.random.Generator or None
         One generator drives the release noise and the hybrid minibatches.
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``(eps, delta)`` for the release (checked before anything is read).
     **fit_options
         Passed to :func:`walr_fit` (``lr``, ``batch_size``, ``epochs``, ``tol``, …).
 
@@ -905,6 +914,8 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
     >>> list(fit.columns)
     ['(Intercept)', 'a', 'b']
     """
+    if accountant is not None:
+        require_budget(accountant, eps, delta)
     design = _formula_design(formula, data)
     complete = np.asarray(design.complete, dtype=bool) if design.complete is not None \
         else np.ones(design.X.shape[0], dtype=bool)
@@ -924,7 +935,7 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
     rng = check_random_state(random_state)
     release = noisy_dot_product(Xdf, y, eps=eps, delta=delta, weights=weights,
                                 weights_bound=weights_bound, mechanism=mechanism, clip=clip,
-                                random_state=rng)
+                                random_state=rng, accountant=accountant)
     Xfit = Xdf.clip(0.0, 1.0) if clip else Xdf
     result = walr_fit(Xfit, release, weights=weights, lambda_=lambda_, solver=solver,
                       random_state=rng, **fit_options)
