@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+_HUGE = 1e150  # beyond this, x @ x overflows for a handful of columns
+
 
 def check_real(name: str, value, *, low: float | None = None, high: float | None = None,
                low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
@@ -64,9 +66,15 @@ def as_float_matrix(name: str, X) -> np.ndarray:
         raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one row and one column")
     # C order: row chunks are contiguous for the solver, and results do not depend on layout
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(arr).all():
+    # two allocation-free passes (max/min propagate NaN) instead of an n-by-d boolean mask
+    hi, lo = float(arr.max()), float(arr.min())
+    if not (np.isfinite(hi) and np.isfinite(lo)):
         bad = int((~np.isfinite(arr)).any(axis=1).sum())
         raise ValueError(f"{name} contains NaN or infinite values in {bad} row(s); remove or impute them")
+    if max(abs(hi), abs(lo)) > _HUGE:
+        raise ValueError(f"{name} has values as large as {max(abs(hi), abs(lo)):.3g}: squared row norms "
+                         "and margins would overflow double precision; rescale the columns "
+                         f"(|values| <= {_HUGE:.0e} are accepted)")
     return arr
 
 

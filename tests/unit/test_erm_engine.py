@@ -30,6 +30,7 @@ def fit(**kw):
     (dict(X=np.where(np.arange(180).reshape(60, 3) == 7, np.nan, X0)), ValueError, "X"),
     (dict(X=np.where(np.arange(180).reshape(60, 3) == 7, np.inf, X0)), ValueError, "X"),
     (dict(X=np.empty((0, 3)), y=np.empty(0)), ValueError, "X"),
+    (dict(X=np.where(np.arange(180).reshape(60, 3) == 7, 1e300, X0)), ValueError, "overflow"),
     (dict(X=np.empty((5, 0))), ValueError, "X"),
     (dict(X=X0[:, 0]), ValueError, "X"),
     (dict(X=X0.astype(str)), TypeError, "X"),
