@@ -97,4 +97,4 @@ def test_pred_predict_summary(iris):
 def test_raw_iris_rows_exceed_the_bound_and_we_say_so(iris):
     """R silently calibrates for ||x|| <= 1 although iris rows have norm up to 11.1."""
     with pytest.warns(PrivacyWarning, match="150 of 150 covariate rows"):
-        dplr("Species ~ .", iris, random_state=0)
+        dplr("I(Species != 'setosa') ~ .", iris, random_state=0)
