@@ -542,3 +542,350 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
                          weights_bound=A, noise_scale=cal.noise_scale, n_exceeding=n_exceeding,
                          n_clipped=n_clipped, iterations=report.iterations, passes=report.passes,
                          grad_norm=report.grad_norm, solver=report.method, calibration=cal)
+
+
+# --- dplr on Dask DataFrames ------------------------------------------------------------------
+
+_UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+
+
+def _declared_levels(meta, levels) -> dict:
+    """Column -> list of declared values (categorical dtype with known categories, bool, or
+    ``levels=``). Nothing here looks at the data: only the schema and the caller's mapping."""
+    import pandas as pd
+
+    if levels is None:
+        levels = {}
+    if not isinstance(levels, dict):
+        raise TypeError("levels must be a dict {column: [level, ...]}, got "
+                        f"{type(levels).__name__}")
+    out = {}
+    for col, vals in levels.items():
+        if str(col) not in meta.columns:
+            raise ValueError(f"levels names column {col!r}, which is not in data; available: "
+                             f"{list(meta.columns)}")
+        if isinstance(vals, str) or not hasattr(vals, "__iter__"):
+            raise TypeError(f"levels[{col!r}] must be a list of the column's values, got {vals!r}")
+        vals = list(vals)
+        if not vals or len(set(map(str, vals))) != len(vals):
+            raise ValueError(f"levels[{col!r}] must list distinct values, got {vals!r}")
+        out[str(col)] = vals
+    for col in meta.columns:
+        dtype = meta[col].dtype
+        if col in out:
+            continue
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = list(dtype.categories)
+            if _UNKNOWN_CATEGORIES in map(str, cats) or not cats:
+                continue  # unknown categories: only usable with levels=
+            out[col] = cats
+        elif dtype == np.bool_ or str(dtype) == "boolean":
+            out[col] = [False, True]
+    return out
+
+
+def _prototype(meta, declared: dict):
+    """A small pandas frame with the schema of ``meta`` in which every declared level occurs.
+
+    The design spec (columns, factor levels, response coding) is built on it once; numeric
+    columns take the values 0 and 1 (a numeric response is thereby coded 0/1, which each
+    partition then checks). No row of the data is read.
+    """
+    import pandas as pd
+
+    size = max([2] + [len(v) for v in declared.values()])
+    cols = {}
+    for col in meta.columns:
+        dtype = meta[col].dtype
+        if col in declared:
+            vals = declared[col]
+            cyc = [vals[i % len(vals)] for i in range(size)]
+            if isinstance(dtype, pd.CategoricalDtype) or not (
+                    pd.api.types.is_numeric_dtype(dtype) or dtype == np.bool_):
+                cols[col] = pd.Categorical(cyc, categories=vals)  # declared order = R's levels
+            else:
+                cols[col] = pd.Series(cyc).astype(dtype).to_numpy()
+        elif pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+            cols[col] = np.resize(np.array([0, 1], dtype=dtype), size)
+        else:
+            # undeclared levels: placeholders, so that the spec can be built and the check
+            # after it names the column (rejected if the model uses it)
+            cols[col] = pd.Series([f"<undeclared {i % 2}>" for i in range(size)], dtype=object)
+    return pd.DataFrame(cols, columns=list(meta.columns))
+
+
+def _check_spec_levels(spec, meta, declared: dict):
+    """Every factor of the model must get its levels from declarations, never from the data."""
+    import pandas as pd
+
+    for atom in spec.atoms:
+        if atom["kind"] != "factor":
+            continue
+        undeclared = [v for v in atom["vars"] if v not in declared]
+        if undeclared and atom["levels"] != ["FALSE", "TRUE"]:
+            raise ValueError(
+                f"dplr on Dask data: the factor {atom['name']!r} needs its levels up front, but "
+                f"column(s) {undeclared} have none declared. Make them categorical with known "
+                "categories (df[col].astype(pd.CategoricalDtype([...]))) or pass "
+                f"levels={{{undeclared[0]!r}: [...]}}; levels are never learned by scanning the "
+                "private data")
+    for col in meta.columns:
+        dtype = meta[col].dtype
+        if col in spec.variables and col not in declared and not (
+                pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)):
+            raise ValueError(f"dplr on Dask data: column {col!r} ({dtype}) is used by the model but "
+                             "its levels are unknown; declare them with levels= or a categorical "
+                             "dtype with known categories")
+
+
+def _response01(spec, frame):
+    """The response of ``frame`` coded 0/1 with the spec's levels; (y01, missing, bad) arrays."""
+    import pandas as pd
+
+    from .design import _evaluate, _labels_of, _level_label, _namespace
+
+    columns = list(frame.columns)
+    val = _evaluate(spec.response_code, _namespace(frame, columns, columns), len(frame),
+                    frame.index, "the response")
+    missing = val.isna().to_numpy()
+    kind, levels = spec.response_kind, spec.response_levels
+    if kind == "numeric":
+        v = pd.to_numeric(val, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        ok = np.isin(v, np.asarray(levels, dtype=np.float64))
+        y01 = (v != float(levels[0])).astype(np.float64)
+    elif kind == "logical":
+        ok = np.array([isinstance(x, (bool, np.bool_)) for x in val], dtype=bool) | (
+            val.dtype == np.bool_)
+        y01 = np.where(missing, 0.0, val.fillna(False).astype(bool).to_numpy().astype(np.float64))
+    else:
+        labels = _labels_of(val)
+        known = [_level_label(lv) for lv in levels]
+        ok = labels.isin(known).to_numpy()
+        y01 = (labels.to_numpy() != known[0]).astype(np.float64)
+    bad = ~missing & ~ok
+    return y01, missing, bad
+
+
+def _dplr_block(part, spec, data_norm):
+    """Raw design of one partition: ``([y01 | X], stats)``; rows with missing values dropped.
+
+    stats = [rows read, rows dropped, response values outside the declared levels, positives,
+    covariate rows above data_norm, largest squared covariate norm].
+    """
+    from .design import _formulaic_matrix
+
+    frame = part.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    y01, y_missing, bad = _response01(spec, frame)
+    atoms, complete = spec.atom_frame(frame, what="a partition of data")
+    complete &= ~y_missing
+    X = _formulaic_matrix(spec.rhs, atoms[complete].reset_index(drop=True),
+                          spec.formulaic_columns, len(spec.atoms))
+    y = y01[complete]
+    k = int(spec.intercept)
+    cov = X[:, k:]
+    sq = np.einsum("ij,ij->i", cov, cov)
+    stats = np.array([len(frame), int((~complete).sum()), int(bad[complete].sum()), float(y.sum()),
+                      int((sq > data_norm * data_norm * (1.0 + 1e-12)).sum()),
+                      float(sq.max()) if sq.size else 0.0])
+    return np.column_stack([y, X]) if X.shape[0] else np.zeros((0, X.shape[1] + 1)), stats
+
+
+def _finish_block(block, k, projection, data_norm, clip):
+    """Design handed to the engine: intercept + (projected and clipped, or clipped) covariates."""
+    from .design import clip_rows
+
+    X = block[:, 1:]
+    cov = X[:, k:]
+    if projection is not None:
+        cov = clip_rows(cov @ projection, data_norm)[0]
+    elif clip:
+        cov = clip_rows(cov, data_norm)[0]
+    return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
+
+
+def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, threshold, do_scale,
+              op, data_norm, clip, compat, rng, call):
+    """``dplr(formula, dask_dataframe, ...)``: called by :func:`privatelr.dplr` (validated args).
+
+    The design spec is built ONCE, before any data is read, from the DataFrame's schema and the
+    declared factor levels (categorical dtypes with known categories, bool columns, or
+    ``levels={column: [...]}``); a factor whose levels are not declared is an error. Each
+    partition is then turned into design rows with that spec (rows with missing values dropped,
+    response values outside the declared levels an error) and persisted on the workers; the fit
+    is :func:`fit_dask`. ``n`` (rows used) is the public record count (module docstring).
+
+    Not available on Dask data (``ValueError``): ``do_scale`` and data-driven thresholds
+    (both non-private statistics of the whole data; scale with public bounds instead). The
+    training C-index is not computed (``CIndex`` is NaN): it would need every prediction on
+    the client.
+    """
+    import math
+
+    import pandas as pd
+
+    from .dplr import DPLR, _say as say, default_lambda
+    from .design import build_design, r_number, rp_suggest
+    from .mechanisms import achlioptas_matrix
+
+    dask, da = _import_dask()
+    if not isinstance(formula, str) and type(formula).__name__ != "Formula":
+        raise TypeError("dplr on a Dask DataFrame needs a formula: dplr('y ~ x1 + x2', ddf, ...)")
+    if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
+        raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
+    if do_scale:
+        raise ValueError("do_scale=True is not available on Dask data: it scales with the data's "
+                         "(non-private) means and norms; rescale with public bounds instead")
+    if threshold != "fixed":
+        raise ValueError(f"threshold={threshold!r} is not available on Dask data (it needs every "
+                         "training prediction, and is not private); use threshold='fixed'")
+    meta = data._meta.copy()
+    meta.columns = [str(c) for c in meta.columns]
+    declared = _declared_levels(meta, levels)
+    proto = _prototype(meta, declared)
+    spec = build_design(str(formula), proto).spec
+    _check_spec_levels(spec, meta, declared)
+    if spec.response_kind == "numeric" and spec.response not in declared:
+        # a numeric response is coded 0/1 (each partition checks it), unless it is a column
+        # with declared levels (then the first declared value is coded 0, as R's smallest)
+        spec.response_levels, spec.labels = [0, 1], [0, 1]
+    n_classes = len(spec.response_levels)
+    if n_classes > 2:
+        warnings.warn(f"dplr: the response {spec.response!r} has {n_classes} declared classes; "
+                      f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
+                      f"({spec.labels[1]!r})", UserWarning, stacklevel=3)
+
+    # ---- one pass over the source: design rows per partition, persisted --------------------
+    d_raw = len(spec.formulaic_columns)
+    parts = [dask.delayed(_dplr_block, nout=2)(p, spec, data_norm) for p in data.to_delayed()]
+    persisted = dask.persist(*[x for pair in parts for x in pair])
+    blocks, stats = persisted[0::2], persisted[1::2]
+    stats = np.array(dask.compute(*stats)).reshape(-1, 6)
+    n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
+    n = n_total - n_dropped
+    if int(stats[:, 2].sum()):
+        raise ValueError(f"the response {spec.response!r} has {int(stats[:, 2].sum())} value(s) "
+                         f"outside the declared levels {spec.response_levels}; declare them "
+                         "with levels= or a categorical dtype")
+    if n == 0:
+        raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    lengths = (stats[:, 0] - stats[:, 1]).astype(int)
+    design = da.concatenate([da.from_delayed(b, shape=(int(m), d_raw + 1), dtype=float)
+                             for b, m in zip(blocks, lengths)], axis=0)
+    if design.numblocks[0] > 1 and 0 in design.chunks[0]:
+        design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
+    if n_dropped:
+        warnings.warn(f"dplr: dropped {n_dropped} of {n_total} rows with missing values (R's "
+                      "na.omit); n counts the rows used", UserWarning, stacklevel=3)
+    n_pos = float(stats[:, 3].sum())
+    unique = n_pos == 0 or n_pos == n
+    if unique:
+        warnings.warn("dplr: the response has a single value (unique outcome); the private fit "
+                      "is still run, status 'unique.outcomes'", UserWarning, stacklevel=3)
+
+    # ---- lambda, projection, norm bound (as in memory, same generator order) ---------------
+    private = eps > 0 and not math.isinf(eps)
+    if lambda_ is None:
+        lambda_ = default_lambda(n, eps)
+        say(verbose, 1, f"dplr: set lambda to: {r_number(lambda_)}")
+    k = int(spec.intercept)
+    p_cov = d_raw - k
+    did_rp, rp_p, q = False, None, None
+    if rp_dim < 0:
+        rp_dim = rp_suggest(n)
+    if 0 < rp_dim < p_cov:
+        say(verbose, 1, f"dplr: randomly projecting onto {rp_dim} dimensions.")
+        rp_p = achlioptas_matrix(p_cov, rp_dim, rng)
+        q, did_rp = rp_dim, True
+        spec.projection = rp_p.tolist()
+        spec.data_norm = data_norm
+        spec.columns = (["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(rp_dim)]
+    elif rp_dim > 0:
+        warnings.warn(f"dplr: rp_dim={rp_dim} is not smaller than the number of covariates "
+                      f"({p_cov}); not projecting", UserWarning, stacklevel=3)
+    n_exceeding = n_clipped = 0
+    if not did_rp:
+        n_exceeding = int(stats[:, 4].sum())
+        if n_exceeding and clip:
+            n_clipped = n_exceeding
+        elif n_exceeding and private and compat is None:
+            warnings.warn(f"dplr: {n_exceeding} of {n} covariate rows have L2 norm above "
+                          f"data_norm={data_norm:g} (largest {math.sqrt(stats[:, 5].max()):.4g}): "
+                          "the differential-privacy guarantee does not hold for them. Pass "
+                          "clip=True, rescale the covariates with public bounds, or raise "
+                          "data_norm", PrivacyWarning, stacklevel=3)
+    if compat == "PrivateLR":
+        B = 1.0
+        if private:
+            warnings.warn("dplr: compat='PrivateLR' calibrates the noise for design rows of norm "
+                          "<= 1 as PrivateLR does, but the intercept column makes every row "
+                          "longer than 1: the eps guarantee does not hold as stated. Use the "
+                          "default (compat=None) for a guarantee that holds", PrivacyWarning,
+                          stacklevel=3)
+    else:
+        B = math.sqrt(data_norm * data_norm + 1.0) if k else data_norm
+    if k + (q if did_rp else p_cov) == 0:
+        raise ValueError("the model has no columns (no intercept and no covariates)")
+    d_fit = k + (q if did_rp else p_cov)
+    Xfit = design.map_blocks(_finish_block, k, rp_p, data_norm, clip and not did_rp,
+                             dtype=float, chunks=(design.chunks[0], (d_fit,)))
+    y = design[:, 0]
+
+    method = "objective" if op else "output"
+    res = fit_dask(Xfit, y, lambda_=lambda_, eps=eps, method=method, data_norm=B,
+                   norm_check=False, random_state=rng)
+    del design, Xfit, y, blocks, persisted
+    if private and method == "objective":
+        say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
+        if res.status.startswith("adjusted lambda"):
+            say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_number(res.lambda_)}")
+        say(verbose, 1, f"dplr: alpha - penalty: {r_number(res.eps_eff)}")
+    status = res.status
+    if unique:
+        status = "unique.outcomes" + (" nonconvergence" if res.convergence else "")
+    coef = pd.Series(res.coef, index=list(spec.columns), name="coefficients")
+    return DPLR(
+        coefficients=coef, value=float(res.value), counts=dict(res.counts),
+        convergence=int(res.convergence), message=str(res.message) + " (Dask)",
+        CIndex=float("nan"), eps=eps, eps_eff=float(res.eps_eff), penalty=float(res.penalty),
+        lambda_=float(res.lambda_), n=int(n), d=int(res.d), p_tr=0.5, did_rp=did_rp, rp_dim=q,
+        rp_p=rp_p, scaled=False, status=status, formula=spec.formula_r, call=call, spec=spec,
+        method=res.method, norm_bound=float(B), data_norm=data_norm, compat=compat,
+        threshold=threshold, n_exceeding=n_exceeding, n_clipped=n_clipped, n_dropped=n_dropped,
+        scale_factor=1.0)
+
+
+def _predict_part(part, spec, coef, p_tr, type):
+    import pandas as pd
+    from scipy.special import expit
+
+    X, complete = spec.transform(part.reset_index(drop=True), what="data")
+    p = np.full(len(part), np.nan)
+    if X.shape[0]:
+        p[complete] = expit(X @ coef)
+    if type == "probabilities":
+        return pd.Series(p, index=part.index, name="probabilities")
+    lo, hi = spec.labels
+    labels = [None if not ok else (hi if pi > p_tr else lo) for ok, pi in zip(complete, p)]
+    return pd.Series(labels, index=part.index, dtype=object, name="class")
+
+
+def predict_dask(model, data, type: str = "probabilities"):
+    """``predict(model, dask_dataframe)``: a lazy Dask Series, computed partition-wise.
+
+    Each partition is transformed with the model's stored spec (same columns, levels, scaling,
+    projection) and scored; nothing is computed until the caller asks (``.compute()``,
+    ``.to_parquet()``...). Rows with a missing value give NaN (probabilities) or None (labels).
+    """
+    import pandas as pd
+
+    if not hasattr(data, "map_partitions"):
+        raise TypeError("predict on Dask data needs a Dask DataFrame, got "
+                        f"{type(data).__name__}")
+    coef = model.coefficients.to_numpy()
+    if type == "probabilities":
+        meta = pd.Series([], dtype=np.float64, name="probabilities")
+    else:
+        meta = pd.Series([], dtype=object, name="class")
+    return data.map_partitions(_predict_part, model.spec, coef, float(model.p_tr), type,
+                               meta=meta)

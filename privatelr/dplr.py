@@ -254,6 +254,9 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
                         f"{model.__class__.__name__}")
     if not isinstance(type, str):
         raise TypeError(f"type must be a string ('probabilities' or 'class'), got {type!r}")
+    if data.__class__.__module__.split(".")[0] == "dask":  # lazy, partition-wise
+        from .distributed import predict_dask
+        return predict_dask(model, data, type=type)
     X, complete = model.spec.transform(data)
     p = np.full(complete.shape[0], np.nan)
     if X.shape[0]:
@@ -410,7 +413,7 @@ def _say(verbose: int, level: int, msg: str) -> None:
 def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
          verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
          op: bool = True, data_norm: float = 1.0, clip: bool = False, compat: str | None = None,
-         random_state=None) -> DPLR:
+         random_state=None, levels: dict | None = None) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -453,6 +456,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         guarantee then does not hold as stated; see the module docstring.
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
+    levels : dict, optional
+        Dask DataFrame ``data`` only: ``{column: [level, ...]}`` for factor columns whose dtype
+        does not declare its categories (see :func:`privatelr.distributed.dplr_dask`; on Dask
+        data the fit is partition-wise, ``predict`` returns a lazy Dask Series).
 
     Returns
     -------
@@ -502,6 +509,14 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                              "PrivateLR does; leave data_norm at 1 (or drop compat)")
     rng = check_random_state(random_state)
     private = eps > 0 and not math.isinf(eps)
+    if type(data).__module__.split(".")[0] == "dask":  # partition-wise design and fit
+        from .distributed import dplr_dask
+        return dplr_dask(object, data, levels=levels, lambda_=lambda_, eps=eps, verbose=verbose,
+                         rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
+                         data_norm=data_norm, clip=clip, compat=compat, rng=rng, call=call)
+    if levels is not None:
+        raise TypeError("levels= is for Dask DataFrames; in memory declare factor levels with "
+                        "pandas.Categorical(values, categories=[...])")
 
     # ---- design ----------------------------------------------------------------------------
     formula_text, frame = _resolve(object, data, target)
