@@ -366,13 +366,18 @@ def write_cformat(dest, X, y, *, lambda_: float, eps: float, h: float | None = N
     header = [str(n), str(d), _fmt(lambda_), _fmt(eps)]
     if h is not None:
         header.append(_fmt(check_real("h", h, low=0.0, high=0.5, low_open=True)))
-    fmt_row = np.vectorize(_fmt, otypes=[object])
     buf = io.StringIO()
     buf.write(" ".join(header) + "\n")
-    # Chunked so that huge matrices do not build one giant string list at once.
-    for start in range(0, n, 65536):
-        block = fmt_row(X[start:start + 65536])
-        buf.write("\n".join(map(" ".join, block)) + "\n")
+    # Blocks of rows so that huge matrices never become one giant list of strings. Each number
+    # is repr()'d through map (C level) and followed by " " or, at the end of a row, "\n" (an
+    # object-array addition): no Python code runs per row or per number.
+    step = max(1, 262144 // d)
+    for start in range(0, n, step):
+        block = X[start:start + step]
+        texts = np.array(list(map(repr, block.ravel().tolist())), dtype=object)
+        seps = np.full(block.shape, " ", dtype=object)
+        seps[:, -1] = "\n"
+        buf.write("".join((texts.reshape(block.shape) + seps).ravel().tolist()))
     buf.write("\n".join(np.where(labels > 0, "1", "-1").tolist()) + "\n")
     text = buf.getvalue()
     if hasattr(dest, "write"):

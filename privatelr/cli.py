@@ -169,27 +169,47 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
                    chunk_size: int = DEFAULT_CHUNK_SIZE) -> dict:
     """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
     ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
-    per input row, empty for rows with a missing value. Returns ``{"rows", "chunks",
+    per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
     "max_chunk_rows"}``.
 
     Only the columns the model's formula uses are read, ``chunk_size`` rows at a time, and no
     chunk is kept once written, so memory does not grow with the input.
     """
-    import pandas as pd
-
     name = "probability" if type == "probabilities" else "class"
+    out.write(name + "\n")
     rows = chunks = biggest = 0
     for chunk in _iter_chunks(source, chunk_size, columns=model.spec.variables):
         pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
         n = len(chunk)
         del chunk
-        pd.DataFrame({name: pred}).to_csv(out, header=chunks == 0, index=False,
-                                          lineterminator="\n")
+        out.write(_csv_lines(pred, probabilities=name == "probability"))
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
-    if chunks == 0:  # a header and no rows
-        out.write(name + "\n")
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
+
+
+def _csv_field(text: str) -> str:
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_lines(pred, *, probabilities: bool) -> str:
+    """One CSV line per prediction: shortest round-trip float text (``repr``), or the class
+    label; an empty field for a row with a missing value. No per-row Python code: ``map`` over
+    C-level conversions, and only the few distinct labels are formatted. The empty field is
+    written ``""`` (as Python's csv module does for a one-column row)."""
+    values = pred.tolist()
+    if not values:
+        return ""
+    if probabilities:
+        texts = list(map(repr, values))
+        for i in np.flatnonzero(np.isnan(pred)).tolist():
+            texts[i] = '""'  # an empty field, quoted so that it is not a blank line
+    else:
+        text_of = {v: '""' if v is None else _csv_field(str(v)) for v in set(values)}
+        texts = list(map(text_of.__getitem__, values))
+    return "\n".join(texts) + "\n"
 
 
 def _fit(args) -> int:

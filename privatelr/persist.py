@@ -149,7 +149,7 @@ def model_to_dict(model) -> dict:
     --------
     >>> from privatelr import dplr
     >>> from privatelr.datasets import load_iris
-    >>> d = model_to_dict(dplr("Species ~ .", load_iris(), eps=0))
+    >>> d = model_to_dict(dplr("I(Species == 'setosa') ~ .", load_iris(), eps=0))
     >>> d["format"], d["format_version"], d["coefficients"]["names"][0]
     ('privatelr.model', 1, '(Intercept)')
     """
@@ -436,11 +436,11 @@ def load_model(path, *, verify: bool = True):
     >>> from privatelr import dplr
     >>> from privatelr.datasets import load_iris
     >>> iris = load_iris()
-    >>> m = dplr("Species ~ .", iris, eps=0)
+    >>> m = dplr("I(Species == 'setosa') ~ .", iris, eps=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "iris.json")
     >>> m.to_json(path)
     >>> load_model(path).predict(iris.head(1), type="class").tolist()
-    ['setosa']
+    [True]
     """
     try:
         with open(os.fspath(path), "rb") as fh:

@@ -258,3 +258,30 @@ def test_internal_error_exits_1(monkeypatch, capsys):
     code, _, err = main_inproc(capsys, "summary", "whatever.json")
     assert code == 1
     assert "internal error: RuntimeError: kaboom" in err and "Traceback" not in err
+
+
+def test_predict_stream_csv_quoting_and_missing_rows(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame({"x": rng.uniform(-0.9, 0.9, n)})
+    frame["kind"] = np.where(frame["x"] + 0.2 * rng.standard_normal(n) > 0, 'big, "wide"', "small")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = dplr("kind ~ x", frame, eps=0)
+    new = frame.copy()
+    new.loc[[3, 10], "x"] = np.nan
+    csv = tmp_path / "new.csv"
+    new.to_csv(csv, index=False)
+    for type_, col in (("class", "class"), ("probabilities", "probability")):
+        out = io.StringIO()
+        cli.predict_stream(model, str(csv), out, type=type_, chunk_size=7)
+        back = pd.read_csv(io.StringIO(out.getvalue()), keep_default_na=False)[col]
+        assert len(back) == n
+        ref = model.predict(new, type=type_)
+        assert back[3] == "" and back[10] == ""
+        keep = np.setdiff1d(np.arange(n), [3, 10])
+        if type_ == "class":
+            assert back[keep].tolist() == ref[keep].tolist()
+            assert set(back[keep]) == {'big, "wide"', "small"}
+        else:
+            assert np.allclose(back[keep].astype(float), ref[keep], rtol=1e-13, atol=0)
