@@ -666,7 +666,7 @@ def _response01(spec, frame):
     return y01, missing, bad
 
 
-def _dplr_block(part, spec, data_norm):
+def _dplr_block(part, spec, data_norm, weights_col=None):
     """Raw design of one partition: ``([y01 | X], stats)``; rows with missing values dropped.
 
     stats = [rows read, rows dropped, response values outside the declared levels, positives,
@@ -688,7 +688,11 @@ def _dplr_block(part, spec, data_norm):
     stats = np.array([len(frame), int((~complete).sum()), int(bad[complete].sum()), float(y.sum()),
                       int((sq > data_norm * data_norm * (1.0 + 1e-12)).sum()),
                       float(sq.max()) if sq.size else 0.0])
-    return np.column_stack([y, X]) if X.shape[0] else np.zeros((0, X.shape[1] + 1)), stats
+    cols = [y, X]
+    if weights_col is not None:  # WALR: the weights of the rows kept, as the last column
+        cols.append(frame[weights_col].to_numpy(dtype=np.float64)[complete])
+    width = X.shape[1] + 1 + (weights_col is not None)
+    return np.column_stack(cols) if X.shape[0] else np.zeros((0, width)), stats
 
 
 def _finish_block(block, k, projection, data_norm, clip):
@@ -702,6 +706,63 @@ def _finish_block(block, k, projection, data_norm, clip):
     elif clip:
         cov = clip_rows(cov, data_norm)[0]
     return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
+
+
+def _dask_design(formula, data, levels, data_norm, *, what, weights_col=None):
+    """Spec from the schema + declared levels, then one pass: persisted design rows per partition.
+
+    Returns ``(spec, design, stats, n_total, n_dropped, n)`` with ``design`` a persisted Dask
+    array ``[y01 | X (| weights)]`` (known chunks) and ``stats`` one row per partition (see
+    :func:`_dplr_block`).
+    """
+    from .design import build_design
+
+    dask, da = _import_dask()
+    if not isinstance(formula, str) and type(formula).__name__ != "Formula":
+        raise TypeError(f"{what} on a Dask DataFrame needs a formula: {what}('y ~ x1 + x2', ddf, ...)")
+    if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
+        raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
+    meta = data._meta.copy()
+    meta.columns = [str(c) for c in meta.columns]
+    declared = _declared_levels(meta, levels)
+    proto = _prototype(meta, declared)
+    spec = build_design(str(formula), proto).spec
+    _check_spec_levels(spec, meta, declared)
+    if spec.response_kind == "numeric" and spec.response not in declared:
+        # a numeric response is coded 0/1 (each partition checks it), unless it is a column
+        # with declared levels (then the first declared value is coded 0, as R's smallest)
+        spec.response_levels, spec.labels = [0, 1], [0, 1]
+    n_classes = len(spec.response_levels)
+    if n_classes > 2 and what == "walr":
+        raise ValueError(f"the response of {formula!r} has {n_classes} declared values; WALR "
+                         "needs a two-valued (0/1, logical or two-level factor) response")
+    if n_classes > 2:
+        warnings.warn(f"dplr: the response {spec.response!r} has {n_classes} declared classes; "
+                      f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
+                      f"({spec.labels[1]!r})", UserWarning, stacklevel=3)
+
+    # ---- one pass over the source: design rows per partition, persisted --------------------
+    d_raw = len(spec.formulaic_columns)
+    parts = [dask.delayed(_dplr_block, nout=2)(p, spec, data_norm, weights_col)
+             for p in data.to_delayed()]
+    persisted = dask.persist(*[x for pair in parts for x in pair])
+    blocks, stats = persisted[0::2], persisted[1::2]
+    stats = np.array(dask.compute(*stats)).reshape(-1, 6)
+    n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
+    n = n_total - n_dropped
+    if int(stats[:, 2].sum()):
+        raise ValueError(f"the response {spec.response!r} has {int(stats[:, 2].sum())} value(s) "
+                         f"outside the declared levels {spec.response_levels}; declare them "
+                         "with levels= or a categorical dtype")
+    if n == 0:
+        raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    lengths = (stats[:, 0] - stats[:, 1]).astype(int)
+    width = d_raw + 1 + (weights_col is not None)
+    design = da.concatenate([da.from_delayed(b, shape=(int(m), width), dtype=float)
+                             for b, m in zip(blocks, lengths)], axis=0)
+    if design.numblocks[0] > 1 and 0 in design.chunks[0]:
+        design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
+    return spec, design, stats, n_total, n_dropped, n
 
 
 def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, threshold, do_scale,
@@ -724,56 +785,18 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
 
     import pandas as pd
 
+    from .design import r_number, rp_suggest
     from .dplr import DPLR, _say as say, default_lambda
-    from .design import build_design, r_number, rp_suggest
     from .mechanisms import achlioptas_matrix
 
-    dask, da = _import_dask()
-    if not isinstance(formula, str) and type(formula).__name__ != "Formula":
-        raise TypeError("dplr on a Dask DataFrame needs a formula: dplr('y ~ x1 + x2', ddf, ...)")
-    if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
-        raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
     if do_scale:
         raise ValueError("do_scale=True is not available on Dask data: it scales with the data's "
                          "(non-private) means and norms; rescale with public bounds instead")
     if threshold != "fixed":
         raise ValueError(f"threshold={threshold!r} is not available on Dask data (it needs every "
                          "training prediction, and is not private); use threshold='fixed'")
-    meta = data._meta.copy()
-    meta.columns = [str(c) for c in meta.columns]
-    declared = _declared_levels(meta, levels)
-    proto = _prototype(meta, declared)
-    spec = build_design(str(formula), proto).spec
-    _check_spec_levels(spec, meta, declared)
-    if spec.response_kind == "numeric" and spec.response not in declared:
-        # a numeric response is coded 0/1 (each partition checks it), unless it is a column
-        # with declared levels (then the first declared value is coded 0, as R's smallest)
-        spec.response_levels, spec.labels = [0, 1], [0, 1]
-    n_classes = len(spec.response_levels)
-    if n_classes > 2:
-        warnings.warn(f"dplr: the response {spec.response!r} has {n_classes} declared classes; "
-                      f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
-                      f"({spec.labels[1]!r})", UserWarning, stacklevel=3)
-
-    # ---- one pass over the source: design rows per partition, persisted --------------------
-    d_raw = len(spec.formulaic_columns)
-    parts = [dask.delayed(_dplr_block, nout=2)(p, spec, data_norm) for p in data.to_delayed()]
-    persisted = dask.persist(*[x for pair in parts for x in pair])
-    blocks, stats = persisted[0::2], persisted[1::2]
-    stats = np.array(dask.compute(*stats)).reshape(-1, 6)
-    n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
-    n = n_total - n_dropped
-    if int(stats[:, 2].sum()):
-        raise ValueError(f"the response {spec.response!r} has {int(stats[:, 2].sum())} value(s) "
-                         f"outside the declared levels {spec.response_levels}; declare them "
-                         "with levels= or a categorical dtype")
-    if n == 0:
-        raise ValueError("every row has a missing value in a model variable; nothing to fit")
-    lengths = (stats[:, 0] - stats[:, 1]).astype(int)
-    design = da.concatenate([da.from_delayed(b, shape=(int(m), d_raw + 1), dtype=float)
-                             for b, m in zip(blocks, lengths)], axis=0)
-    if design.numblocks[0] > 1 and 0 in design.chunks[0]:
-        design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
+    spec, design, stats, n_total, n_dropped, n = _dask_design(formula, data, levels, data_norm,
+                                                              what="dplr")
     if n_dropped:
         warnings.warn(f"dplr: dropped {n_dropped} of {n_total} rows with missing values (R's "
                       "na.omit); n counts the rows used", UserWarning, stacklevel=3)
@@ -889,3 +912,237 @@ def predict_dask(model, data, type: str = "probabilities"):
         meta = pd.Series([], dtype=object, name="class")
     return data.map_partitions(_predict_part, model.spec, coef, float(model.p_tr), type,
                                meta=meta)
+
+
+# --- WALR on Dask collections ------------------------------------------------------------------
+
+def _ndp_block(Xb, yb, wb, clip):
+    """One partition of the WALR release: packed ``[rows, bad X rows, y non-finite, y not 0/1,
+    y not ±1, w non-finite, w min, w max, X min, X max, rows outside [0,1], outside-column flags
+    (k), sum_i r_i clip(x_i) (k)]`` with ``r = w * 1{y = 1}``."""
+    nb, k = Xb.shape
+    finite = np.isfinite(Xb).all(axis=1)
+    y = yb.reshape(-1).astype(np.float64)
+    y_ok = np.isfinite(y)
+    out = np.zeros(11 + 2 * k)
+    out[0] = nb
+    out[1] = nb - int(finite.sum())
+    out[2] = y.size - int(y_ok.sum())
+    out[3] = int(((y != 0.0) & (y != 1.0) & y_ok).sum())
+    out[4] = int(((y != -1.0) & (y != 1.0) & y_ok).sum())
+    r = (y == 1.0).astype(np.float64)
+    out[6], out[7] = np.inf, -np.inf
+    if wb is not None:
+        w = wb.reshape(-1).astype(np.float64)
+        ok = np.isfinite(w)
+        out[5] = w.size - int(ok.sum())
+        if ok.any():
+            out[6], out[7] = float(w[ok].min()), float(w[ok].max())
+        r = r * np.where(ok, w, 0.0)
+    Xf = np.where(finite[:, None], Xb, 0.5)
+    out[8] = float(Xf.min()) if nb else np.inf
+    out[9] = float(Xf.max()) if nb else -np.inf
+    outside = (Xf < 0.0) | (Xf > 1.0)
+    out[10] = int(outside.any(axis=1).sum())
+    out[11:11 + k] = outside.any(axis=0)
+    out[11 + k:] = (np.clip(Xf, 0.0, 1.0) if clip else Xf).T @ r
+    return out[None, :]
+
+
+def noisy_dot_product_dask(X, y, *, eps: float, delta: float, weights=None,
+                           weights_bound: float = 1.0, mechanism: str = "analytic",
+                           clip: bool = False, random_state=None, accountant=None):
+    """:func:`privatelr.walr.noisy_dot_product` on Dask collections (called by it).
+
+    ONE pass over the partitions computes the weighted dot product ``sum_i w_i y_i x_i`` together
+    with every check of the in-memory release (finiteness, labels, weights in ``[0, A]``,
+    features in ``[0, 1]`` or clipped); the client receives ``11 + 2k`` numbers, computes σ from
+    the public ``N``, ``k`` and ``A`` (public record count, module docstring) and draws the
+    Gaussian noise from the same Generator as in memory, so the same data and seed give the same
+    release.
+    """
+    from .accountant import require_budget
+    from .mechanisms import gaussian_noise, gaussian_sigma
+    from .walr import NoisyDotProduct, _columns_of
+
+    if accountant is not None:
+        require_budget(accountant, eps, delta)
+    _, da = _import_dask()
+    columns = _columns_of(X)
+    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if mechanism not in ("analytic", "classic"):
+        raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    if weights is None:
+        A = 1.0
+    else:
+        A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
+    X, y, weights = _prepare_xyw(X, y, weights, da, persist=False)
+    k = int(X.shape[1])
+    wb = weights if weights is not None else None
+    if wb is None:
+        parts = da.map_blocks(lambda a, b: _ndp_block(a, b, None, clip), X, y[:, None],
+                              dtype=float, chunks=((1,) * X.numblocks[0], (11 + 2 * k,)))
+    else:
+        parts = da.map_blocks(lambda a, b, c: _ndp_block(a, b, c, clip), X, y[:, None],
+                              wb[:, None], dtype=float,
+                              chunks=((1,) * X.numblocks[0], (11 + 2 * k,)))
+    st = np.asarray(parts.compute(), dtype=float)
+    n = int(st[:, 0].sum())
+    if int(st[:, 1].sum()):
+        raise ValueError(f"X contains NaN or infinite values in {int(st[:, 1].sum())} row(s); "
+                         "remove or impute them")
+    if int(st[:, 2].sum()):
+        raise ValueError("y contains NaN or infinite values")
+    if int(st[:, 3].sum()) and int(st[:, 4].sum()):
+        raise ValueError("y must be two-valued: 0/1, bool or -1/+1")
+    if weights is not None:
+        if int(st[:, 5].sum()):
+            raise ValueError("weights contains NaN or infinite values")
+        lo_w, hi_w = float(st[:, 6].min()), float(st[:, 7].max())
+        if lo_w < 0 or hi_w > A:
+            raise ValueError(f"weights must lie in [0, weights_bound] = [0, {A}]; got range "
+                             f"[{lo_w}, {hi_w}]")
+    lo, hi = float(st[:, 8].min()), float(st[:, 9].max())
+    if (lo < 0.0 or hi > 1.0) and not clip:
+        cols = np.flatnonzero(st[:, 11:11 + k].any(axis=0))
+        names = [columns[j] if columns is not None else f"column {j}" for j in cols[:5]]
+        raise ValueError(f"X must lie in [0, 1] for the label-sensitivity sqrt(k)/N to hold; "
+                         f"{int(st[:, 10].sum())} row(s) fall outside (range [{lo:.4g}, "
+                         f"{hi:.4g}], in {', '.join(map(str, names))}"
+                         f"{' ...' if cols.size > 5 else ''}). Rescale the features with public "
+                         "bounds, or pass clip=True to clip each record")
+    sensitivity = A * np.sqrt(k) / n
+    if np.isinf(eps):
+        sigma, mech = 0.0, "none"
+    else:
+        sigma, mech = gaussian_sigma(sensitivity, eps, delta, mechanism), mechanism
+    rng = check_random_state(random_state)
+    value = st[:, 11 + k:].sum(axis=0) / n + gaussian_noise(k, sigma, rng)
+    if accountant is not None:
+        accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP, dask)")
+    return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
+                           sensitivity=float(sensitivity), weights_bound=A, columns=columns)
+
+
+def _prepare_xyw(X, y, weights, da, *, persist=True):
+    """X (float64, row chunks, one column chunk), y and weights as aligned Dask arrays."""
+    y, weights = _lazy_vector(y), _lazy_vector(weights)
+    if not is_dask_collection(X):
+        raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
+                        "collection (convert X with dask.array.from_array)")
+    X = _as_dask_matrix(X, da)
+    lazy = [a for a in (X, y, weights) if isinstance(a, da.Array)]
+    done = dict(zip(map(id, lazy), _persist(*lazy) if persist else lazy))
+    X, y, weights = (done.get(id(a), a) for a in (X, y, weights))
+    if any(np.isnan(c) for c in X.chunks[0]):
+        if not persist:
+            (X,) = _persist(X)
+        _known_chunks(X)
+    n_rows = int(X.shape[0])
+    if n_rows == 0:
+        raise ValueError("X is empty (no rows); need at least one row")
+    if y is not None:
+        y = _as_dask_vector("y", y, X.chunks[0], n_rows, da)
+    weights = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
+    return X, y, weights
+
+
+def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hybrid",
+                  tol: float | None = None, maxiter: int | None = None, **unused):
+    """:func:`privatelr.walr.walr_fit` on Dask collections (called by it), Newton only.
+
+    The label-blind objective is the engine's ERM objective with every label -1, weights
+    ``w`` and linear term ``-ṽ`` (see :mod:`privatelr.walr`), so it runs as
+    :class:`DaskERMObjective`: one map-reduce per Newton step. Post-processing of the release:
+    no privacy cost. Not available on Dask data: ``solver="hybrid"`` (minibatch steps are not a
+    map-reduce; Newton reaches the same minimiser) and ``lambda_=0`` (the unboundedness
+    certificates need the data row by row; use a small ``lambda_ > 0``).
+    """
+    from .walr import WALRResult, _as_release, _columns_of
+
+    _, da = _import_dask()
+    if solver != "newton":
+        raise ValueError(f"solver={solver!r} is not available on Dask data: pass solver='newton' "
+                         "(exact Newton, one map-reduce over the partitions per step)")
+    lam = check_real("lambda_", lambda_, low=0.0)
+    if lam == 0.0:
+        raise ValueError("lambda_=0 is not available on Dask data (the unboundedness checks read "
+                         "the rows one by one); pass a small lambda_ > 0")
+    if tol is not None:
+        tol = check_real("tol", tol, low=0.0, low_open=True)
+    columns = _columns_of(X)
+    X, _, weights = _prepare_xyw(X, None, weights, da)
+    n, k = int(X.shape[0]), int(X.shape[1])
+    release, v = _as_release(noisy, k, n)
+    if columns is None:
+        columns = release.columns if release is not None and release.columns is not None \
+            else tuple(f"x{j}" for j in range(k))
+    elif release is not None and release.columns is not None and release.columns != columns:
+        raise ValueError(f"X's columns {list(columns)} differ from the release's "
+                         f"{list(release.columns)}; pass the columns in the release's order")
+    bound = np.inf if release is None else release.weights_bound * (1 + 1e-12)
+    zeros = da.zeros(n, chunks=(X.chunks[0],))
+    nn, _, _ = _validate(X, zeros, weights, np.inf, bound) if weights is not None else \
+        _validate(X, zeros, None, np.inf, 1.0)
+    aux = (zeros.map_blocks(_aux_block, dtype=float, new_axis=1, chunks=(X.chunks[0], (1,)))
+           if weights is None else
+           da.map_blocks(_aux_block, zeros, weights, dtype=float, new_axis=1,
+                         chunks=(X.chunks[0], (2,))))
+    (aux,) = _persist(aux)
+    objective = DaskERMObjective(X, aux, _logistic(), lam, noise=-n * v, n=n)
+    rep = minimize(objective, np.zeros(k), method="newton", gtol=1e-10 if tol is None else tol,
+                   maxiter=maxiter)
+    status = "ok" if rep.convergence == 0 else "nonconvergence"
+    return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
+                      message=rep.message + " (Dask)", iterations=rep.iterations, epochs=0,
+                      passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm,
+                      columns=columns, solver="newton", lambda_=lam, n=n, k=k,
+                      eps=None if release is None else release.eps,
+                      delta=None if release is None else release.delta,
+                      sigma=None if release is None else release.sigma,
+                      mechanism=None if release is None else release.mechanism)
+
+
+def _logistic():
+    from .losses import LogisticLoss
+
+    return LogisticLoss()
+
+
+def walr_dask(formula, data, *, eps, delta, weights=None, weights_bound=1.0, lambda_=0.0,
+              solver="newton", mechanism="analytic", clip=False, random_state=None,
+              accountant=None, levels=None, **fit_options):
+    """:func:`privatelr.walr.walr` on a Dask DataFrame (called by it).
+
+    The design is built partition-wise from one spec with declared factor levels (as
+    :func:`dplr_dask`); ``weights`` may be a column name (taken from the rows kept) or None.
+    One Generator drives the release noise, as in memory.
+    """
+    from dataclasses import replace
+
+    from .accountant import require_budget
+
+    if accountant is not None:
+        require_budget(accountant, eps, delta)
+    if weights is not None and not isinstance(weights, str):
+        raise TypeError("walr on a Dask DataFrame takes weights as a column name of data")
+    if isinstance(weights, str) and weights not in data.columns:
+        raise ValueError(f"weights={weights!r} is not a column of data")
+    spec, design, _stats, _n_total, _n_dropped, n = _dask_design(
+        formula, data, levels, np.inf, what="walr", weights_col=weights)
+    d = len(spec.columns)
+    X = design[:, 1:1 + d]
+    y = design[:, 0]
+    w = design[:, 1 + d] if weights is not None else None
+    rng = check_random_state(random_state)
+    release = noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=w,
+                                     weights_bound=weights_bound, mechanism=mechanism, clip=clip,
+                                     random_state=rng, accountant=accountant)
+    release = replace(release, columns=tuple(spec.columns))
+    Xfit = X.map_blocks(np.clip, 0.0, 1.0, dtype=float) if clip else X
+    result = walr_fit_dask(Xfit, release, weights=w, lambda_=lambda_, solver=solver,
+                           **fit_options)
+    return replace(result, model_spec=spec, columns=tuple(spec.columns))

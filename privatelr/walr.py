@@ -306,6 +306,11 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     >>> rel.k, rel.n, rel.mechanism, round(rel.sensitivity, 4)
     (2, 4, 'analytic', 0.3536)
     """
+    if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, y, weights)):
+        from .distributed import noisy_dot_product_dask  # one pass over the partitions
+        return noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=weights,
+                                      weights_bound=weights_bound, mechanism=mechanism,
+                                      clip=clip, random_state=random_state, accountant=accountant)
     if accountant is not None:
         require_budget(accountant, eps, delta)
     columns = _columns_of(X)
@@ -761,6 +766,10 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     >>> fit.status, fit.coef.shape
     ('ok', (3,))
     """
+    if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, weights)):
+        from .distributed import walr_fit_dask  # Newton, one map-reduce per step
+        return walr_fit_dask(X, noisy, weights=weights, lambda_=lambda_, solver=solver, tol=tol,
+                             maxiter=maxiter)
     columns = _columns_of(X)
     X = as_float_matrix("X", X)
     n, k = X.shape
@@ -914,6 +923,12 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
     >>> list(fit.columns)
     ['(Intercept)', 'a', 'b']
     """
+    if data.__class__.__module__.split(".")[0] == "dask":  # partition-wise design, declared levels
+        from .distributed import walr_dask
+        return walr_dask(formula, data, eps=eps, delta=delta, weights=weights,
+                         weights_bound=weights_bound, lambda_=lambda_, solver=solver,
+                         mechanism=mechanism, clip=clip, random_state=random_state,
+                         accountant=accountant, **fit_options)
     if accountant is not None:
         require_budget(accountant, eps, delta)
     design = _formula_design(formula, data)
