@@ -46,7 +46,7 @@ def _cms_simple(args, *, svm: bool) -> int:
     from .cformat import read_cformat
     from .mechanisms import check_random_state
 
-    data = read_cformat(args.file, svm=svm)
+    data = read_cformat(sys.stdin if args.file == "-" else args.file, svm=svm)
     loss = "huber" if svm else "logistic"
     h = data.h if svm else 0.5
     common = dict(lambda_=data.lambda_, loss=loss, h=h, data_norm=1.0, solver=args.solver)
@@ -85,7 +85,7 @@ def _add_cms_parser(sub, name: str, svm: bool) -> None:
             "added (include a constant feature yourself)."),
         epilog=f"example: privatelr {name} $(python -c \"import privatelr.datasets as d; "
                f"print(d.data_path('example_{'svm' if svm else 'lr'}.txt'))\") --seed 1")
-    p.add_argument("file", help="input file in the C programs' ASCII format")
+    p.add_argument("file", help="input file in the C programs' ASCII format ('-' = stdin)")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed for the noise (default: OS entropy)")
     p.add_argument("--solver", choices=["auto", "newton", "lbfgs"], default="auto",

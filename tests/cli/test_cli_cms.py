@@ -132,3 +132,19 @@ def test_usage_errors_exit_2():
     assert proc.returncode == 2
     assert "No such file or directory: /nonexistent/file.txt" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_stdin_and_in_process(monkeypatch, capsys):
+    import io
+
+    from privatelr import cli
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(open(EX_LR).read()))
+    assert cli.main(["lrsimple", "-", "--seed", "3"]) == 0
+    lines = parse_three_lines(capsys.readouterr().out, 6)
+    proc_lines = parse_three_lines(run("lrsimple", EX_LR, "--seed", "3").stdout, 6)
+    for (a, ca), (b, cb) in zip(lines, proc_lines):
+        assert np.array_equal(a, b) and ca == cb
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2 2 0.5 1 1 x"))
+    assert cli.main(["lrsimple", "-"]) == 2
+    assert "<stdin>: line 1, token 6: 'x' is not a number" in capsys.readouterr().err
