@@ -147,4 +147,4 @@ def test_stdin_and_in_process(monkeypatch, capsys):
         assert np.array_equal(a, b) and ca == cb
     monkeypatch.setattr(sys, "stdin", io.StringIO("2 2 0.5 1 1 x"))
     assert cli.main(["lrsimple", "-"]) == 2
-    assert "<stdin>: line 1, token 6: 'x' is not a number" in capsys.readouterr().err
+    assert "line 1, token 6: 'x' is not a number" in capsys.readouterr().err
