@@ -62,6 +62,7 @@ from ._validation import check_int, check_real
 from .design import Design, DesignSpec, build_design, clip_rows, r_number, rp_suggest, scaled, \
     standardise
 from .exceptions import PrivacyWarning
+from .accountant import require_budget
 from .mechanisms import achlioptas_matrix, check_random_state
 from .roc import best_threshold, c_index
 # Imported here, before privatelr/__init__ binds the *function* ``summary``: loading the submodule
@@ -413,7 +414,7 @@ def _say(verbose: int, level: int, msg: str) -> None:
 def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
          verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
          op: bool = True, data_norm: float = 1.0, clip: bool = False, compat: str | None = None,
-         random_state=None, levels: dict | None = None) -> DPLR:
+         random_state=None, levels: dict | None = None, accountant=None) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -456,6 +457,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         guarantee then does not hold as stated; see the module docstring.
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``eps`` for the coefficients; a fit that would exceed the budget raises
+        :class:`~privatelr.BudgetExceededError` before the data are read (a non-private
+        ``eps=0`` fit is refused with ``ValueError``).
     levels : dict, optional
         Dask DataFrame ``data`` only: ``{column: [level, ...]}`` for factor columns whose dtype
         does not declare its categories (see :func:`privatelr.distributed.dplr_dask`; on Dask
@@ -507,13 +512,18 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         if data_norm != 1.0:
             raise ValueError("compat='PrivateLR' calibrates for covariate rows of norm <= 1 as "
                              "PrivateLR does; leave data_norm at 1 (or drop compat)")
+    if accountant is not None:  # before anything reads the data
+        require_budget(accountant, eps)
     rng = check_random_state(random_state)
     private = eps > 0 and not math.isinf(eps)
     if type(data).__module__.split(".")[0] == "dask":  # partition-wise design and fit
         from .distributed import dplr_dask
-        return dplr_dask(object, data, levels=levels, lambda_=lambda_, eps=eps, verbose=verbose,
-                         rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
-                         data_norm=data_norm, clip=clip, compat=compat, rng=rng, call=call)
+        fit = dplr_dask(object, data, levels=levels, lambda_=lambda_, eps=eps, verbose=verbose,
+                        rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
+                        data_norm=data_norm, clip=clip, compat=compat, rng=rng, call=call)
+        if accountant is not None:
+            accountant.spend(eps, note="dplr (Dask) coefficients")
+        return fit
     if levels is not None:
         raise TypeError("levels= is for Dask DataFrames; in memory declare factor levels with "
                         "pandas.Categorical(values, categories=[...])")
@@ -614,7 +624,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     # ---- the private fit (all privacy arithmetic in erm) ------------------------------------
     method = "objective" if op else "output"
     res = erm.fit(Xfit, y, lambda_=lambda_, eps=eps, method=method, data_norm=B,
-                  norm_check=False, random_state=rng)
+                  norm_check=False, random_state=rng, accountant=accountant)
     if private and method == "objective":
         _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
         if res.status.startswith("adjusted lambda"):

@@ -74,3 +74,16 @@ def test_nonprivate_requests_are_refused_under_an_accountant():
     with pytest.raises(ValueError, match="non-private"):
         LogisticRegressionDP(eps=float("inf"), gamma=1.0).fit(X, y, [1, 1], [0, 0], accountant=acc)
     assert acc.spent[0] == 0
+
+
+def test_dplr_spends_through_the_engine_and_refuses_before_reading():
+    from privatelr import dplr
+
+    acc = PrivacyAccountant(1.0)
+    dplr("y ~ a + b", DF, eps=0.6, clip=True, random_state=0, accountant=acc)
+    assert acc.spent[0] == pytest.approx(0.6) and len(acc.ledger) == 1
+    with pytest.raises(BudgetExceededError):
+        dplr("y ~ a + b", Untouchable(), eps=0.6, accountant=acc)
+    with pytest.raises(ValueError, match="non-private"):
+        dplr("y ~ a + b", DF, eps=0, accountant=acc)
+    assert acc.spent[0] == pytest.approx(0.6)
