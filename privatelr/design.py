@@ -520,13 +520,23 @@ class DesignSpec:
 
     @classmethod
     def from_dict(cls, d: dict) -> "DesignSpec":
-        """Inverse of :meth:`to_dict` (unknown keys are rejected)."""
+        """Inverse of :meth:`to_dict` (unknown keys are rejected).
+
+        The term code inside a spec is evaluated by ``predict``; a dict from outside (a saved
+        model, say) could carry anything, so every code string is checked against the grammar
+        privatelr itself writes (R functions it supports applied to its own variable names,
+        no attributes, subscripts or other names) before a spec is built. ``ValueError``
+        otherwise.
+        """
         if not isinstance(d, dict):
             raise TypeError(f"DesignSpec.from_dict needs a dict, got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:
             raise ValueError(f"DesignSpec.from_dict: unknown keys {sorted(unknown)}")
+        from .persist import _check_spec  # the one validator of spec dicts
+
+        _check_spec(d)
         return cls(**copy.deepcopy(d))
 
     # -- rebuilding ---------------------------------------------------------------------------

@@ -184,3 +184,20 @@ def test_unseen_level_in_new_data_is_an_error_after_loading():
     new.loc[new.index[0], "gearname"] = "six"
     with pytest.raises(ValueError, match="not seen when the model was fitted"):
         back.predict(new)
+
+
+def test_design_spec_from_dict_refuses_foreign_code():
+    """Code in a spec dict is evaluated by predict: from_dict itself must refuse anything
+    privatelr never writes, not only load_model."""
+    from privatelr.datasets import load_iris
+    from privatelr.design import DesignSpec, build_design
+
+    spec = build_design("Species ~ log(Sepal.Length) + Petal.Width", load_iris()).spec
+    d = spec.to_dict()
+    assert DesignSpec.from_dict(d) == spec
+    evil = dict(d, atoms=[dict(a, code="__import__('os').system('true')") for a in d["atoms"]])
+    with pytest.raises(ValueError, match="refusing|supported"):
+        DesignSpec.from_dict(evil)
+    evil = dict(d, response_code="(1).__class__")
+    with pytest.raises(ValueError):
+        DesignSpec.from_dict(evil)
