@@ -49,7 +49,6 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta as _beta
 
 from ._validation import check_int, check_real
 from .mechanisms import check_random_state
@@ -150,6 +149,8 @@ def clopper_pearson(k, n, alpha_tail: float) -> tuple[np.ndarray, np.ndarray]:
     """
     k = np.asarray(k, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
+        from scipy.stats import beta as _beta  # lazy: keeps `import privatelr` fast
+
         lower = np.where(k > 0, _beta.ppf(alpha_tail, np.maximum(k, 1), n - k + 1), 0.0)
         upper = np.where(k < n, _beta.ppf(1.0 - alpha_tail, k + 1, np.maximum(n - k, 1)), 1.0)
     return lower, upper

@@ -26,7 +26,6 @@ Definitions (reverse-engineered from PrivateLR 1.2-22 and checked against its ou
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = ["c_index", "sens_spec", "best_threshold"]
 
@@ -61,6 +60,8 @@ def c_index(p, y) -> float:
     n0 = p.size - n1
     if n1 == 0 or n0 == 0:
         return float("nan")
+    from scipy.stats import rankdata  # lazy: scipy.stats costs ~0.5 s at import
+
     ranks = rankdata(p, method="average")
     return float((ranks[pos].mean() - (n1 + 1) / 2.0) / n0)
 

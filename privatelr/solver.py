@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 __all__ = ["SolverReport", "newton", "lbfgs", "minimize"]
 
@@ -181,6 +180,8 @@ def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
                        g0n)
     x, nit = x0, 0
     for _restart in range(5):  # a stall on rounding of f is often cured by fresh curvature pairs
+        import scipy.optimize  # lazy: only L-BFGS needs it
+
         res = scipy.optimize.minimize(fg, x, jac=True, method="L-BFGS-B",
                                       options={"maxiter": maxiter - nit, "gtol": tol, "ftol": 0.0,
                                                "maxcor": memory, "maxls": 50})
