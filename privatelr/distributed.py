@@ -31,6 +31,18 @@ iteration, so the following :meth:`~DaskERMObjective.evaluate` costs nothing. A 
 ``t != 1`` costs one value-only pass (margins are not cached between passes: the workers keep
 no state but the persisted data, so a lost worker only costs a recomputation).
 
+**Entry points.** Users call the usual functions with Dask collections; each dispatches here
+with one line: :func:`privatelr.erm.fit` → :func:`fit_dask`; :func:`privatelr.dplr` →
+:func:`dplr_dask` (formula + Dask DataFrame, factor levels declared up front) and
+:func:`privatelr.predict` → :func:`predict_dask` (lazy, partition-wise);
+:func:`privatelr.noisy_dot_product` → :func:`noisy_dot_product_dask` (one pass);
+:func:`privatelr.walr_fit` → :func:`walr_fit_dask` (Newton); :func:`privatelr.walr` →
+:func:`walr_dask`.
+
+**Memory.** Workers hold the persisted data (for ``dplr`` the design rows, and transiently the
+design handed to the engine); the client holds O(d²) numbers per pass. Partitions are
+processed in chunks of about 8 MB, so a worker's temporaries do not grow with the partition.
+
 Dask is an optional dependency (``pip install privatelr[dask]``); it is imported lazily here
 and this module is only imported when a Dask collection is passed.
 """
@@ -48,7 +60,8 @@ from .mechanisms import check_random_state, sphere_gamma_noise
 from .objective import _CHUNK_BYTES, _HESSIAN_F32_MIN_D
 from .solver import minimize
 
-__all__ = ["DaskERMObjective", "fit_dask", "is_dask_collection"]
+__all__ = ["DaskERMObjective", "fit_dask", "is_dask_collection", "dplr_dask", "predict_dask",
+           "noisy_dot_product_dask", "walr_fit_dask", "walr_dask"]
 
 _SPLIT_EVERY = 8
 
