@@ -825,6 +825,7 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
         lambda_ = default_lambda(n, eps)
         say(verbose, 1, f"dplr: set lambda to: {r_number(lambda_)}")
     k = int(spec.intercept)
+    d_raw = len(spec.formulaic_columns)
     p_cov = d_raw - k
     did_rp, rp_p, q = False, None, None
     if rp_dim < 0:
@@ -870,7 +871,7 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
     method = "objective" if op else "output"
     res = fit_dask(Xfit, y, lambda_=lambda_, eps=eps, method=method, data_norm=B,
                    norm_check=False, random_state=rng)
-    del design, Xfit, y, blocks, persisted
+    del design, Xfit, y
     if private and method == "objective":
         say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
         if res.status.startswith("adjusted lambda"):

@@ -148,3 +148,14 @@ def test_predict_on_dask_is_lazy_and_equal(client):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_allclose(predict(dsk, df), predict(mem, df), rtol=0, atol=1e-12)
+
+
+def test_empty_partition(client):
+    # a filter can leave partitions empty: they contribute nothing, the fit is unchanged
+    df = _frame(seed=3)
+    ddf = dd.from_pandas(df, npartitions=PARTS)
+    ddf = ddf[ddf.a.map_partitions(lambda s: s.index >= N // PARTS, meta=("a", bool))]
+    dsk = dplr("y ~ a + g", ddf, eps=1.0, random_state=0, data_norm=B)
+    mem = dplr("y ~ a + g", df.iloc[N // PARTS:], eps=1.0, random_state=0, data_norm=B)
+    assert dsk.n == N - N // PARTS
+    _same(dsk, mem)
