@@ -243,7 +243,9 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     ----------
     X : (n, d) array
         Design matrix, intercept column included by the caller. Every row must satisfy
-        ``||x|| <= data_norm`` for the guarantee.
+        ``||x|| <= data_norm`` for the guarantee. A Dask array/DataFrame (with Dask or NumPy
+        ``y``) is fitted by :func:`privatelr.distributed.fit_dask`: one map-reduce per solver
+        step, same result; its row count ``n`` is treated as public (public record count).
     y : (n,) array
         Labels as 0/1, bool or -1/+1.
     lambda_ : float
