@@ -25,6 +25,7 @@ same as flipping its label).
 from __future__ import annotations
 
 import argparse
+import importlib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -137,9 +138,138 @@ def erm_cases() -> list[AuditCase]:
     ]
 
 
-# Later rows (dplr with intercept, random projection, WALR label neighbours, tuning) go here.
+# -- the front ends ---------------------------------------------------------------------------------
+def _frames(p: int):
+    """n = 5 rows with p covariates in the unit ball; D' moves record 0 to -x and flips its label."""
+    import pandas as pd
+
+    base = np.array([[0.9, 0.1, -0.2, 0.3], [0.5, -0.4, 0.2, 0.1], [-0.5, 0.3, 0.1, -0.6],
+                     [0.3, 0.2, -0.5, 0.4], [-0.8, -0.1, 0.3, 0.2]])[:, :p]
+    base /= np.maximum(1.0, np.linalg.norm(base, axis=1, keepdims=True))
+    cols = [f"x{j + 1}" for j in range(p)]
+    D = pd.DataFrame(base, columns=cols).assign(y=[1, 1, 0, 0, 1])
+    Dp = D.copy()
+    Dp.loc[0, cols] = -base[0]
+    Dp.loc[0, "y"] = 0
+    return D, Dp, " + ".join(cols)
+
+
+def dplr_case(name: str, note: str, p: int = 1, quick_trials: int = 400, **kwargs) -> AuditCase:
+    from privatelr import dplr
+
+    D, Dp, rhs = _frames(p)
+
+    def mechanism(data, rng):
+        return dplr(f"y ~ {rhs}", data, random_state=rng, **kwargs).coefficients.to_numpy()
+
+    return AuditCase(
+        name=name, eps=kwargs["eps"], mechanism=mechanism, D=D, D_prime=Dp,
+        trials=4000, quick_trials=quick_trials,
+        broken={"scale/10": erm_noise_factor(mechanism, 10.0),
+                "no noise": erm_noise_factor(mechanism, None)},
+        broken_trials={"scale/10": (3000, 600), "no noise": (1000, 100)}, note=note)
+
+
+def dplr_cases() -> list[AuditCase]:
+    return [
+        dplr_case("dplr default mode, intercept-aware bound B = sqrt(2)",
+                  "n=5, y ~ x1, record 0 moved x -> -x with its label flipped; lambda=1",
+                  lambda_=1.0, eps=1.0),
+        dplr_case("dplr with random projection (4 covariates -> 2)",
+                  "n=5, 4 covariates projected to 2 (projection drawn inside the mechanism), "
+                  "record 0 moved x -> -x with its label flipped; lambda=1",
+                  p=4, lambda_=1.0, eps=1.0, rp_dim=2),
+    ]
+
+
+def walr_case() -> AuditCase:
+    from privatelr import noisy_dot_product
+
+    walr_module = importlib.import_module("privatelr.walr")  # privatelr.walr is the function
+    X = np.array([[1.0, 0.9], [1.0, 0.5], [1.0, 0.1], [1.0, 0.3], [1.0, 0.8]])
+    y = np.array([1, 1, 0, 0, 1])
+    yp = y.copy()
+    yp[0] = 0  # label neighbours: the features are public, one label changes
+
+    def release(sigma_factor):
+        def mechanism(labels, rng):
+            if sigma_factor == 1.0:
+                return noisy_dot_product(X, labels, eps=1.0, delta=1e-5, random_state=rng).value
+            real = walr_module.gaussian_sigma
+
+            def sigma(*a, **k):
+                return 0.0 if sigma_factor is None else real(*a, **k) / sigma_factor
+
+            with mock.patch.object(walr_module, "gaussian_sigma", sigma):
+                return noisy_dot_product(X, labels, eps=1.0, delta=1e-5, random_state=rng).value
+        return mechanism
+
+    return AuditCase(
+        name="WALR release (analytic Gaussian, label neighbours)", eps=1.0, delta=1e-5,
+        mechanism=release(1.0), D=y, D_prime=yp, trials=100_000, quick_trials=4000,
+        broken={"scale/10": release(10.0), "no noise": release(None)},
+        broken_trials={"scale/10": (10_000, 1000), "no noise": (1000, 100)},
+        note="(eps, delta) = (1, 1e-5); the Gaussian pair is tight up to delta")
+
+
+def tuning_case() -> AuditCase:
+    """The selection step of tune_classification_model, audited through the real function.
+
+    The candidates are DPpack-style models whose fit is a no-op and whose prediction is a fixed
+    class (all 1 / all 0), so the only randomness is tuning's own exponential mechanism and a
+    changed validation label moves the two error counts in opposite directions (the worst
+    case: the probability of a choice changes by up to e^eps).
+    """
+    from privatelr import LogisticRegressionDP, tune_classification_model
+
+    tuning = importlib.import_module("privatelr.tuning")
+
+    class Fixed(LogisticRegressionDP):
+        def __init__(self, label):
+            super().__init__(eps=1.0, gamma=1.0)
+            self.label = label
+
+        def fit(self, X, y, *args, **kwargs):
+            return self
+
+        def predict(self, X, add_bias=False, raw_value=False):
+            return np.full(len(X), self.label)
+
+    X = np.linspace(0.1, 0.9, 9)[:, None]
+    y = np.array([1, 0, 1, 0, 1, 1, 1, 0, 0])
+    yp = y.copy()
+    yp[5] = 0  # a validation row (rows 2, 5, 8 validate for m = 2) changes its label
+
+    def run(eps_factor):
+        def select(labels, rng):
+            chosen = tune_classification_model([Fixed(1), Fixed(0)], X, labels, [1.0], [0.0],
+                                               random_state=rng)
+            return np.array([chosen.label == 1, chosen.label == 0], float)
+
+        if eps_factor == 1.0:
+            return select
+        real = tuning.exponential_mechanism
+
+        def em(u, eps, sensitivity, **k):
+            return real(u, eps * eps_factor, sensitivity, **k)
+
+        def broken(labels, rng):
+            with mock.patch.object(tuning, "exponential_mechanism", em):
+                return select(labels, rng)
+        return broken
+
+    return AuditCase(
+        name="tune_classification_model selection (fixed candidates, validation-label neighbours)",
+        eps=1.0, mechanism=run(1.0), D=y, D_prime=yp, trials=40_000, quick_trials=4000,
+        broken={"scale/10": run(10.0), "no noise": run(float("inf"))},
+        broken_trials={"scale/10": (20_000, 2000), "no noise": (2000, 300)},
+        note="validation errors (A, B) = (1, 2) vs (2, 1): the best candidate flips; true loss "
+             "of the pair = eps/2 = 0.5; broken = selection at 10*eps (loss 5) / argmax")
+
+
 CASES: list[Callable[[], list[AuditCase] | AuditCase]] = [laplace_case, exponential_case,
-                                                          erm_cases]
+                                                          erm_cases, dplr_cases, walr_case,
+                                                          tuning_case]
 
 
 def _all_cases() -> list[AuditCase]:
