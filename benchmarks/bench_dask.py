@@ -75,7 +75,7 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
 
 
-def _pass_time(evaluate, repeat: int = 3) -> float:
+def _pass_time(evaluate, repeat: int = 5) -> float:
     """Median wall time of one full pass (value, gradient and Hessian) at distinct points."""
     times = []
     for i in range(repeat):
@@ -223,7 +223,7 @@ def main() -> None:
                   f"{d1['one'] / d0['one']:.1f}x, one in-memory pass {m1['one'] / m0['one']:.1f}x; "
                   f"Dask read+persist {d1['load'] / d0['load']:.1f}x, Dask fit "
                   f"{d1['solve'] / d0['solve']:.1f}x, in-memory fit {m1['fit'] / m0['fit']:.1f}x. "
-                  "(One pass = value, gradient and Hessian at a point, median of 3; a fit is a "
+                  "(One pass = value, gradient and Hessian at a point, median of 5; a fit is a "
                   "validation pass, a warm start on a 1/16 subsample and the passes counted.) "
                   "The client receives 2 + d + d^2 = "
                   f"{2 + D + D * D} floats per pass whatever n; its RSS growth is Dask's graph "
