@@ -377,7 +377,7 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     """The released coefficients with the spread a fresh private fit would have at the same ε.
 
     Each coefficient is a dot; the bar around it covers the central ``level`` interval of the
-    simulated noise displacement (:func:`noise_draws`: from the public calibration, no privacy
+    simulated noise displacement (symmetric: ``± `` the ``level`` quantile of its absolute value) (:func:`noise_draws`: from the public calibration, no privacy
     budget spent). Because the noise is symmetric, the bar is also an interval for the
     non-private coefficient: a bar that crosses zero means the sign is not distinguishable from
     the privacy noise. For objective perturbation without ``data`` the bars are the
@@ -418,8 +418,10 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     level = check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names, coef, cal = _fit_facts(model)
     sims = noise_draws(model, draws=draws, random_state=random_state, data=data)
-    lo = coef + np.quantile(sims, (1 - level) / 2, axis=0)
-    hi = coef + np.quantile(sims, (1 + level) / 2, axis=0)
+    # every displacement law here is symmetric (b and -b are equally likely), so the central
+    # interval is coef ± the level-quantile of |displacement|: uses all draws for both ends
+    half = np.quantile(np.abs(sims), level, axis=0)
+    lo, hi = coef - half, coef + half
     ax = _axes(ax)
     pos = np.arange(coef.size)[::-1]
     ax.hlines(pos, lo, hi, color="C0", lw=6, alpha=0.35,
@@ -438,5 +440,6 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     else:
         how = "non-private fit: no noise"
     ax.set_title(how, fontsize="medium")
-    ax.legend(fontsize="small", loc="best")
+    ax.set_ylim(-0.6, coef.size - 0.4 + 0.5)          # head room: the legend sits above the bars
+    ax.legend(fontsize="small", loc="upper center", ncol=2, frameon=False)
     return ax

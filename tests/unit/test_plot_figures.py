@@ -180,3 +180,18 @@ def test_missing_matplotlib_message(monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "privatelr\[plot\]"'):
         plot.privacy_utility(pd.DataFrame({"method": ["objective"], "eps": [1.0],
                                            "error": [0.1]}))
+
+
+def test_coefficient_bars_are_the_symmetric_noise_quantile(iris):
+    # the bar half-width of coefficient j is the level-quantile of |displacement_j| over the
+    # same simulated draws (same random_state), centred on the released coefficient
+    m = dplr("I(Species == 'setosa') ~ .", iris, eps=1, op=False, lambda_=0.05, random_state=0)
+    ax = plot.plot_coefficients(m, draws=300, random_state=4, level=0.9)
+    half = np.quantile(np.abs(plot.noise_draws(m, draws=300, random_state=4)), 0.9, axis=0)
+    segs = ax.collections[0].get_segments()
+    coef = m.coefficients.to_numpy()
+    lo = np.array([s[0][0] for s in segs])
+    hi = np.array([s[1][0] for s in segs])
+    np.testing.assert_allclose(lo, coef - half)
+    np.testing.assert_allclose(hi, coef + half)
+    plt.close(ax.figure)
