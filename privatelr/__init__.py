@@ -1,30 +1,49 @@
-"""privatelr — differentially private logistic regression (R PrivateLR's ``dplr()`` in Python)."""
+"""privatelr — differentially private logistic regression (R PrivateLR's ``dplr()`` in Python).
+
+Entry points
+------------
+dplr, predict, summary, scaled, DPLR      R PrivateLR's front end (formulas, factors, result)
+erm.fit                                    the Chaudhuri–Monteleoni–Sarwate engine on a design matrix
+LogisticRegressionDP, SVMDP                DPpack-style models
+tune_classification_model, dplr_tune       private hyperparameter selection
+noisy_dot_product, walr_fit, walr          WALR label-private training
+PrivacyAccountant, audit                   budget accounting and empirical privacy audits
+load_model                                 saved models (``DPLR.to_json``)
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import erm, losses, mechanisms, solver
-from .dplr import DPLR, dplr, predict, summary
-from .design import scaled
-from .exceptions import PrivacyWarning
-from .mechanisms import exponential_mechanism
-from .models import SVMDP, LogisticRegressionDP
-from .tuning import dplr_tune, tune_classification_model
-from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
+from . import datasets, erm, experiments, losses, mechanisms, plot, solver
 from .accountant import PrivacyAccountant
 from .audit import audit
-from .exceptions import BudgetExceededError
+from .design import scaled
+from .dplr import DPLR, dplr, predict, summary
+from .exceptions import BudgetExceededError, PrivacyWarning
+from .mechanisms import exponential_mechanism
+from .models import SVMDP, LogisticRegressionDP
 from .persist import load_model
+from .tuning import dplr_tune, tune_classification_model
+from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
 
 try:
     __version__ = _version("privatelr")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
-           "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
-           "PrivacyAccountant", "BudgetExceededError", "audit", "load_model",
-           "DPLR", "dplr", "predict", "scaled", "summary",
-           "PrivacyWarning", "erm", "exponential_mechanism", "losses", "mechanisms", "solver",
-           "__version__"]
+__all__ = [
+    # the dplr front end
+    "DPLR", "dplr", "predict", "summary", "scaled",
+    # engine and mechanisms
+    "erm", "losses", "mechanisms", "solver", "exponential_mechanism",
+    # DPpack-style models and tuning
+    "LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
+    # WALR
+    "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
+    # evidence and accounting
+    "PrivacyAccountant", "BudgetExceededError", "PrivacyWarning", "audit",
+    # persistence, data, experiments, plots
+    "load_model", "datasets", "experiments", "plot",
+    "__version__",
+]
