@@ -21,7 +21,7 @@ in :class:`SolverReport`) was met.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
@@ -31,6 +31,7 @@ __all__ = ["SolverReport", "newton", "lbfgs", "minimize"]
 _EPS = np.finfo(float).eps
 _REUSE_RATIO = 0.1
 _WARM_MIN_N = 100_000
+_WARM_FACTOR = 16
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class SolverReport:
     message: str = ""
     method: str = ""
     grad_ref: float = 0.0
+    hessian: np.ndarray | None = field(default=None, repr=False, compare=False)
+    levels: int = 0  # nested subsample levels used for the warm start
 
 
 def _tolerance(g0: float, gtol: float) -> float:
@@ -75,7 +78,7 @@ def _tolerance(g0: float, gtol: float) -> float:
 
 
 def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
-           grad_ref: float | None = None) -> SolverReport:
+           grad_ref: float | None = None, hessian0=None) -> SolverReport:
     """Minimise a strongly convex objective by damped Newton steps.
 
     Parameters
@@ -90,22 +93,28 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         Iteration cap (Newton needs far fewer on these problems).
     grad_ref : float, optional
         The gradient norm the tolerance is relative to (default: the norm at ``x0``).
+    hessian0 : ndarray, optional
+        A Hessian to start with (e.g. a subsample's at ``x0``); it is refreshed with the exact one
+        as soon as progress is slow.
 
     Returns
     -------
     SolverReport
     """
     x = np.array(x0, dtype=float)
-    counts = {"function": 1, "gradient": 1, "hessian": 1}
-    f, g, H = objective.evaluate(x, True)
+    counts = {"function": 1, "gradient": 1, "hessian": int(hessian0 is None)}
+    f, g, H = objective.evaluate(x, hessian0 is None)
+    if hessian0 is not None:
+        H = hessian0
     gnorm = float(np.abs(g).max())
     gref = gnorm if grad_ref is None else float(grad_ref)
     tol = _tolerance(gref, gtol)
     last_ratio = 1.0 if grad_ref is None else 0.0  # a warm start is expected to be close
     for it in range(maxiter + 1):
         if gnorm <= tol:
-            return _report(objective, x, f, gnorm, it, counts, 0,
-                           f"converged: gradient {gnorm:.3g} <= tolerance {tol:.3g}", "newton", gref)
+            return replace(_report(objective, x, f, gnorm, it, counts, 0,
+                                   f"converged: gradient {gnorm:.3g} <= tolerance {tol:.3g}",
+                                   "newton", gref), hessian=H)
         if it == maxiter:
             break
         try:
@@ -207,27 +216,39 @@ def minimize(objective, x0, *, method: str = "auto", gtol: float = 1e-10,
     if method == "auto":
         method = "newton" if d <= newton_max_d else "lbfgs"
     if method == "newton":
-        n = getattr(objective, "n", 0)
-        if warm_start and hasattr(objective, "subsample") and n >= _WARM_MIN_N and n >= 16 * 50 * d:
-            # Newton's early iterations only travel towards the optimum: take them on a
-            # 1/16 strided subsample (tolerance 1e-6), then finish on the full data, where
-            # one to three steps remain. The tolerance stays relative to the gradient at x0,
-            # as measured on the subsample.
-            coarse = newton(objective.subsample(n // 16), x0, gtol=1e-6, maxiter=maxiter or 200)
-            if coarse.convergence == 0 and np.isfinite(coarse.x).all():
-                full = newton(objective, coarse.x, gtol=gtol, maxiter=maxiter or 200,
-                              grad_ref=coarse.grad_ref)
-                counts = {k: full.counts[k] for k in full.counts}
-                return SolverReport(x=full.x, value=full.value, grad_norm=full.grad_norm,
-                                    iterations=full.iterations, counts=counts,
-                                    passes=full.passes, convergence=full.convergence,
-                                    message=full.message + f" (warm start: {coarse.iterations} "
-                                    "Newton steps on a 1/16 subsample)", method="newton",
-                                    grad_ref=full.grad_ref)
+        if warm_start:
+            return _newton_warm(objective, x0, gtol=gtol, maxiter=maxiter or 200)
         return newton(objective, x0, gtol=gtol, maxiter=maxiter or 200)
     if method == "lbfgs":
         return lbfgs(objective, x0, gtol=gtol, maxiter=maxiter or 15000)
     raise ValueError(f"solver must be 'auto', 'newton' or 'lbfgs', got {method!r}")
+
+
+def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0) -> SolverReport:
+    """Newton's method warm-started on nested strided subsamples.
+
+    Newton's early iterations only travel towards the optimum, so they are taken on a
+    ``1/_WARM_FACTOR`` strided subsample (itself warm-started the same way while it is large),
+    solved to a relative gradient of 1e-6; the full data then start from that point with the
+    subsample's Hessian, and the exact Hessian replaces it as soon as progress is slow. The
+    tolerance stays relative to the gradient at ``x0``, as measured on the smallest subsample.
+    Only the starting point and the first Hessian come from subsamples: the stopping test and
+    therefore the solution are the full data's.
+    """
+    n, d = getattr(objective, "n", 0), np.size(x0)
+    if (hasattr(objective, "subsample") and n >= _WARM_MIN_N
+            and n >= _WARM_FACTOR * 50 * d):
+        coarse = _newton_warm(objective.subsample(n // _WARM_FACTOR), x0, gtol=1e-6,
+                              maxiter=maxiter, depth=depth + 1)
+        if coarse.convergence == 0 and np.isfinite(coarse.x).all():
+            full = newton(objective, coarse.x, gtol=gtol, maxiter=maxiter,
+                          grad_ref=coarse.grad_ref, hessian0=coarse.hessian)
+            levels = 1 + coarse.levels
+            if depth == 0:
+                full = replace(full, message=full.message + f" (warm start: {levels} nested "
+                               f"1/{_WARM_FACTOR} strided subsample(s))")
+            return replace(full, levels=levels)
+    return newton(objective, x0, gtol=gtol, maxiter=maxiter)
 
 
 def _report(objective, x, f, gnorm, it, counts, code, message, method,

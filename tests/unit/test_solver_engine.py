@@ -100,3 +100,18 @@ def test_huge_margins_in_objective_do_not_overflow():
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         f, g, H = obj.evaluate(np.array([1e4, -1e4, 1e4]), True)
     assert np.isfinite(f) and np.isfinite(g).all() and np.isfinite(H).all()
+
+
+def test_warm_start_on_subsamples_reaches_the_same_minimiser():
+    # n large enough for the nested strided warm start; the answer must be the full data's
+    rng = np.random.default_rng(7)
+    n, d = 120_000, 5
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-X @ np.arange(1.0, d + 1))), 1.0, -1.0)
+    b = rng.standard_normal(d)
+    warm = minimize(ERMObjective(X, y, LogisticLoss(), 1e-4, noise=b), np.zeros(d))
+    cold = minimize(ERMObjective(X, y, LogisticLoss(), 1e-4, noise=b), np.zeros(d),
+                    warm_start=False)
+    assert warm.levels >= 1 and "warm start" in warm.message
+    assert warm.convergence == 0 and cold.convergence == 0
+    np.testing.assert_allclose(warm.x, cold.x, rtol=1e-9, atol=1e-11)
