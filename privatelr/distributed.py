@@ -56,7 +56,7 @@ import numpy as np
 from ._validation import check_real
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
-from .mechanisms import check_random_state, sphere_gamma_noise
+from .mechanisms import check_random_state
 from .objective import _CHUNK_BYTES, _HESSIAN_F32_MIN_D
 from .solver import minimize
 
@@ -537,24 +537,10 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
     (aux,) = _persist(aux)
     del y, weights
 
-    noise = None
-    if cal.method == "objective":
-        noise = sphere_gamma_noise(d, cal.noise_scale, rng)
-    objective = DaskERMObjective(X, aux, loss_obj, cal.lambda_, noise=noise, n=n)
-    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
-    coef = report.x
-    if cal.method == "output":
-        coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
-    del noise, objective
-
-    status = cal.status if report.convergence == 0 else cal.status + " nonconvergence"
-    return erm.ERMResult(coef=coef, value=report.value, counts=report.counts,
-                         convergence=report.convergence, message=report.message, status=status,
-                         eps=eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
-                         n=n, d=d, method=cal.method, loss=loss_obj.name, data_norm=data_norm,
-                         weights_bound=A, noise_scale=cal.noise_scale, n_exceeding=n_exceeding,
-                         n_clipped=n_clipped, iterations=report.iterations, passes=report.passes,
-                         grad_norm=report.grad_norm, solver=report.method, calibration=cal)
+    return erm._release(lambda noise: DaskERMObjective(X, aux, loss_obj, cal.lambda_,
+                                                       noise=noise, n=n),
+                        cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
+                        maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped)
 
 
 # --- dplr on Dask DataFrames ------------------------------------------------------------------

@@ -329,21 +329,37 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     if private and norm_check:
         X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip)
 
-    noise = None
-    if cal.method == "objective":
-        noise = sphere_gamma_noise(d, cal.noise_scale, rng)
-    objective = ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise, weights=weights)
-    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
+    return _release(lambda noise: ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise,
+                                               weights=weights),
+                    cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
+                    maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped)
+
+
+def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_name: str,
+             solver: str, gtol: float, maxiter: int | None, n_exceeding: int = 0,
+             n_clipped: int = 0) -> ERMResult:
+    """Draw the calibrated noise, minimise, and package the result — for every backend.
+
+    ``make_objective(noise)`` builds the objective over the (already checked) data with the
+    objective-perturbation vector ``noise`` (None otherwise). The noise is drawn here, once, on
+    the caller's side: objective perturbation before the solve, output perturbation after it,
+    in that order from ``rng``, so in-memory and distributed fits with the same seed release
+    the same coefficients. The noise vector is dropped before returning.
+    """
+    d = cal.d
+    noise = sphere_gamma_noise(d, cal.noise_scale, rng) if cal.method == "objective" else None
+    report = minimize(make_objective(noise), np.zeros(d), method=solver, gtol=gtol,
+                      maxiter=maxiter)
+    del noise
     coef = report.x
     if cal.method == "output":
         coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
-    del noise
-
     status = cal.status if report.convergence == 0 else cal.status + " nonconvergence"
     return ERMResult(coef=coef, value=report.value, counts=report.counts,
                      convergence=report.convergence, message=report.message, status=status,
-                     eps=eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
-                     n=n, d=d, method=cal.method, loss=loss_obj.name, data_norm=data_norm,
-                     weights_bound=A, noise_scale=cal.noise_scale, n_exceeding=n_exceeding,
-                     n_clipped=n_clipped, iterations=report.iterations, passes=report.passes,
-                     grad_norm=report.grad_norm, solver=report.method, calibration=cal)
+                     eps=cal.eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
+                     n=cal.n, d=d, method=cal.method, loss=loss_name, data_norm=cal.data_norm,
+                     weights_bound=cal.weights_bound, noise_scale=cal.noise_scale,
+                     n_exceeding=n_exceeding, n_clipped=n_clipped, iterations=report.iterations,
+                     passes=report.passes, grad_norm=report.grad_norm, solver=report.method,
+                     calibration=cal)

@@ -16,7 +16,6 @@ Every function imports matplotlib lazily, draws on ``ax`` (a new figure when Non
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np

@@ -187,13 +187,13 @@ def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
     if g0n <= tol:
         return _report(objective, x0, f0, g0n, 0, counts, 0, "converged at the start", "lbfgs",
                        g0n)
+    from scipy.optimize import minimize as _scipy_minimize  # lazy: only L-BFGS needs it
+
     x, nit = x0, 0
     for _restart in range(5):  # a stall on rounding of f is often cured by fresh curvature pairs
-        import scipy.optimize  # lazy: only L-BFGS needs it
-
-        res = scipy.optimize.minimize(fg, x, jac=True, method="L-BFGS-B",
-                                      options={"maxiter": maxiter - nit, "gtol": tol, "ftol": 0.0,
-                                               "maxcor": memory, "maxls": 50})
+        res = _scipy_minimize(fg, x, jac=True, method="L-BFGS-B",
+                              options={"maxiter": maxiter - nit, "gtol": tol, "ftol": 0.0,
+                                       "maxcor": memory, "maxls": 50})
         x, nit = res.x, nit + int(res.nit)
         f, g, _ = objective.evaluate(x, False)
         gn = float(np.abs(g).max())

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-import numpy as np
 
 from .design import r_number
 
@@ -136,8 +135,8 @@ def summarize(model) -> DPLRSummary:
     else:
         how = "objective perturbation" if model.method == "objective" else "output perturbation"
         if model.compat == "PrivateLR":
-            bound = (f"PrivateLR calibration, norm bound 1 (intercept ignored: the guarantee "
-                     f"does not hold as stated)")
+            bound = ("PrivateLR calibration, norm bound 1 (intercept ignored: the guarantee "
+                     "does not hold as stated)")
         elif model.spec.intercept:
             bound = (f"norm bound {r_number(round(model.norm_bound, 6))} = sqrt(data_norm^2 + 1), "
                      f"data_norm {r_number(model.data_norm)} plus the intercept")
