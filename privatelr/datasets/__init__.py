@@ -10,6 +10,7 @@ Examples
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,8 +21,19 @@ _IRIS_LEVELS = ["setosa", "versicolor", "virginica"]
 
 
 def data_path(name: str):
-    """Path-like handle of a file shipped in the package's data folder (``datasets/``)."""
-    return files("privatelr._data").joinpath(name)
+    """Path-like handle of a file shipped in the package's data folder (``datasets/``).
+
+    Installed, the folder is the package ``privatelr._data``; in a source checkout imported
+    without installing (e.g. ``python -m privatelr.cli`` run from the repository root) it is
+    the repository's ``datasets/`` folder.
+    """
+    try:
+        return files("privatelr._data").joinpath(name)
+    except ModuleNotFoundError:
+        source = Path(__file__).resolve().parents[2] / "datasets"
+        if source.is_dir():
+            return source / name
+        raise
 
 
 def load_iris() -> pd.DataFrame:
