@@ -29,16 +29,6 @@ B = 1.6
 LEVELS = ["lo", "mid", "hi"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
 def _frame(seed=0, n=N):
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"a": rng.uniform(-0.4, 0.4, n), "b": rng.uniform(-0.4, 0.4, n),

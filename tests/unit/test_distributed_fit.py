@@ -34,16 +34,6 @@ from privatelr.objective import ERMObjective  # noqa: E402
 N, D, PARTS = 4000, 6, 8
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
 def _data(n=N, d=D, seed=0, scale=0.4):
     rng = np.random.default_rng(seed)
     X = np.c_[np.full(n, scale), rng.uniform(-scale, scale, size=(n, d - 1))]

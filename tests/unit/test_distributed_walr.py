@@ -24,16 +24,6 @@ from privatelr.accountant import PrivacyAccountant  # noqa: E402
 N, PARTS = 4000, 8
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
 def _data(seed=0):
     rng = np.random.default_rng(seed)
     X = np.c_[np.ones(N), rng.uniform(size=(N, 3))]
