@@ -1061,7 +1061,7 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
     map-reduce; Newton reaches the same minimiser) and ``lambda_=0`` (the unboundedness
     certificates need the data row by row; use a small ``lambda_ > 0``).
     """
-    from .walr import WALRResult, _as_release, _columns_of
+    from .walr import WALRResult, _as_release, _columns_of, _release_columns
 
     _, da = _import_dask()
     if solver != "newton":
@@ -1077,12 +1077,7 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
     X, _, weights = _prepare_xyw(X, None, weights, da)
     n, k = int(X.shape[0]), int(X.shape[1])
     release, v = _as_release(noisy, k, n)
-    if columns is None:
-        columns = release.columns if release is not None and release.columns is not None \
-            else tuple(f"x{j}" for j in range(k))
-    elif release is not None and release.columns is not None and release.columns != columns:
-        raise ValueError(f"X's columns {list(columns)} differ from the release's "
-                         f"{list(release.columns)}; pass the columns in the release's order")
+    columns = _release_columns(columns, release, k)
     bound = np.inf if release is None else release.weights_bound * (1 + 1e-12)
     zeros = da.zeros(n, chunks=(X.chunks[0],))
     nn, _, _ = _validate(X, zeros, weights, np.inf, bound) if weights is not None else \

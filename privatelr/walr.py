@@ -567,6 +567,18 @@ class _Watched:
         return self.objective.line(x, p, *args, **kwargs)
 
 
+def _release_columns(columns, release, k: int) -> tuple:
+    """The trainer's column names: X's, checked against the release's, else the release's."""
+    if columns is None:
+        if release is not None and release.columns is not None:
+            return release.columns
+        return tuple(f"x{j}" for j in range(k))
+    if release is not None and release.columns is not None and release.columns != columns:
+        raise ValueError(f"X's columns {list(columns)} differ from the release's "
+                         f"{list(release.columns)}; pass the columns in the release's order")
+    return columns
+
+
 def _check_trainer_weights(weights, n, bound):
     if weights is None:
         return None
@@ -774,12 +786,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     X = as_float_matrix("X", X)
     n, k = X.shape
     release, v = _as_release(noisy, k, n)
-    if columns is None:
-        columns = release.columns if release is not None and release.columns is not None \
-            else tuple(f"x{j}" for j in range(k))
-    elif release is not None and release.columns is not None and release.columns != columns:
-        raise ValueError(f"X's columns {list(columns)} differ from the release's "
-                         f"{list(release.columns)}; pass the columns in the release's order")
+    columns = _release_columns(columns, release, k)
     w = _check_trainer_weights(weights, n, None if release is None else release.weights_bound)
     lam = check_real("lambda_", lambda_, low=0.0)
     if solver not in _SOLVERS:
