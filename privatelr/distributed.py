@@ -785,7 +785,7 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
     import pandas as pd
 
     from .design import r_number, rp_suggest
-    from .dplr import DPLR, _say as say, default_lambda
+    from .dplr import DPLR, _say as say, _warn_rows_outside, default_lambda
     from .mechanisms import achlioptas_matrix
 
     if do_scale:
@@ -832,11 +832,8 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
         if n_exceeding and clip:
             n_clipped = n_exceeding
         elif n_exceeding and private and compat is None:
-            warnings.warn(f"dplr: {n_exceeding} of {n} covariate rows have L2 norm above "
-                          f"data_norm={data_norm:g} (largest {math.sqrt(stats[:, 5].max()):.4g}): "
-                          "the differential-privacy guarantee does not hold for them. Pass "
-                          "clip=True, rescale the covariates with public bounds, or raise "
-                          "data_norm", PrivacyWarning, stacklevel=3)
+            _warn_rows_outside(n_exceeding, n, data_norm, math.sqrt(stats[:, 5].max()),
+                               stacklevel=3)
     if compat == "PrivateLR":
         B = 1.0
         if private:

@@ -411,6 +411,15 @@ def _say(verbose: int, level: int, msg: str) -> None:
         print(msg)
 
 
+def _warn_rows_outside(k: int, n: int, data_norm: float, largest: float, *,
+                       stacklevel: int) -> None:
+    """The one PrivacyWarning for covariate rows above ``data_norm`` that were not clipped."""
+    warnings.warn(f"dplr: {k} of {n} covariate rows have L2 norm above data_norm={data_norm:g} "
+                  f"(largest {largest:.4g}): the differential-privacy guarantee does not hold for "
+                  "them. Pass clip=True, rescale the covariates with public bounds, or raise "
+                  "data_norm", PrivacyWarning, stacklevel=stacklevel + 1)
+
+
 def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
          verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
          op: bool = True, data_norm: float = 1.0, clip: bool = False, compat: str | None = None,
@@ -598,11 +607,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         if n_exceeding and clip:
             cov, n_clipped = clip_rows(cov, data_norm)
         elif n_exceeding and private and compat is None:
-            warnings.warn(f"dplr: {n_exceeding} of {n} covariate rows have L2 norm above "
-                          f"data_norm={data_norm:g} (largest {math.sqrt(sq.max()):.4g}): the "
-                          "differential-privacy guarantee does not hold for them. Pass "
-                          "clip=True, rescale the covariates with public bounds, or raise "
-                          "data_norm", PrivacyWarning, stacklevel=2)
+            _warn_rows_outside(n_exceeding, n, data_norm, math.sqrt(sq.max()), stacklevel=2)
     if compat == "PrivateLR":
         B = 1.0
         if private:
