@@ -78,17 +78,23 @@ def as_float_matrix(name: str, X) -> np.ndarray:
     return arr
 
 
-def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
-    """Labels given as 0/1, bool or -1/+1 returned as a float array of -1/+1."""
+def label_vector(name: str, y, n: int, what: str = "1-D") -> np.ndarray:
+    """``y`` as a 1-D array of ``n`` labels (a column vector is flattened); dtype untouched."""
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     arr = np.asarray(y)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.reshape(-1)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be {what}, got shape {arr.shape}")
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} labels but X has {n} rows; they must match")
+    return arr
+
+
+def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
+    """Labels given as 0/1, bool or -1/+1 returned as a float array of -1/+1."""
+    arr = label_vector(name, y, n)
     if arr.dtype == np.bool_:
         return np.where(arr, 1.0, -1.0)
     if not np.issubdtype(arr.dtype, np.number):

@@ -960,18 +960,13 @@ def noisy_dot_product_dask(X, y, *, eps: float, delta: float, weights=None,
     """
     from .accountant import require_budget
     from .mechanisms import gaussian_noise, gaussian_sigma
-    from .walr import NoisyDotProduct, _columns_of
+    from .walr import NoisyDotProduct, _check_release_args, _columns_of
 
     if accountant is not None:
         require_budget(accountant, eps, delta)
     _, da = _import_dask()
     columns = _columns_of(X)
-    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
-    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    if mechanism not in ("analytic", "classic"):
-        raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
-    if not isinstance(clip, (bool, np.bool_)):
-        raise TypeError(f"clip must be True or False, got {clip!r}")
+    eps, delta = _check_release_args(eps, delta, mechanism, clip)
     if weights is None:
         A = 1.0
     else:

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import erm
-from ._validation import as_float_matrix, check_int, check_real
+from ._validation import as_float_matrix, check_int, check_real, label_vector
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
@@ -86,15 +86,7 @@ def _as_bounds(name: str, bounds, d: int) -> np.ndarray:
 
 def _as_01_labels(y, n: int) -> np.ndarray:
     """DPpack's labels: 0/1 (bool accepted); returned as float 0/1."""
-    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-        y = y.to_numpy()
-    arr = np.asarray(y)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise ValueError(f"y must be a vector of 0/1 labels, got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise ValueError(f"y has {arr.shape[0]} labels but X has {n} rows; they must match")
+    arr = label_vector("y", y, n, what="a vector of 0/1 labels")
     if arr.dtype == np.bool_:
         return arr.astype(np.float64)
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):

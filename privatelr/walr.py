@@ -264,6 +264,17 @@ def _rows(n: int, k: int):
         yield slice(start, min(start + step, n))
 
 
+def _check_release_args(eps, delta, mechanism, clip) -> tuple[float, float]:
+    """Validate the release's privacy arguments (shared by the in-memory and Dask releases)."""
+    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if mechanism not in ("analytic", "classic"):
+        raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    return eps, delta
+
+
 def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
                       weights_bound: float = 1.0, mechanism: str = "analytic", clip: bool = False,
                       random_state=None, accountant=None) -> NoisyDotProduct:
@@ -317,12 +328,7 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     X = as_float_matrix("X", X)
     n, k = X.shape
     y01 = (as_pm1_labels("y", y, n) + 1.0) * 0.5
-    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
-    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    if mechanism not in ("analytic", "classic"):
-        raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
-    if not isinstance(clip, (bool, np.bool_)):
-        raise TypeError(f"clip must be True or False, got {clip!r}")
+    eps, delta = _check_release_args(eps, delta, mechanism, clip)
     w, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
     lo, hi = float(X.min()), float(X.max())
     if lo < 0.0 or hi > 1.0:
