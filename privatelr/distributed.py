@@ -882,7 +882,7 @@ def _predict_part(part, spec, coef, p_tr, type):
     X, complete = spec.transform(part.reset_index(drop=True), what="data")
     p = np.full(len(part), np.nan)
     if X.shape[0]:
-        p[complete] = expit(X @ coef)
+        p[complete] = expit(np.einsum("ij,j->i", X, coef))  # chunk-invariant, as in memory
     if type == "probabilities":
         return pd.Series(p, index=part.index, name="probabilities")
     lo, hi = spec.labels

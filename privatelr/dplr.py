@@ -261,7 +261,9 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     X, complete = model.spec.transform(data)
     p = np.full(complete.shape[0], np.nan)
     if X.shape[0]:
-        p[complete] = expit(X @ model.coefficients.to_numpy())
+        # row by row (einsum), so a row's prediction does not depend on the other rows of the
+        # batch: streamed chunks give bit-for-bit the in-memory answer (BLAS gemv does not)
+        p[complete] = expit(np.einsum("ij,j->i", X, model.coefficients.to_numpy()))
     if type == "probabilities":
         return p
     lo, hi = model.spec.labels

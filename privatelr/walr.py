@@ -449,7 +449,7 @@ class WALRResult:
             raise ValueError("this WALR fit has no minimiser (status 'unbounded'); refit with "
                              "lambda_ > 0")
         Xd, complete = self._design(X)
-        eta = Xd @ self.coef
+        eta = np.einsum("ij,j->i", Xd, self.coef)  # row by row: independent of the batch
         if complete is None or complete.all():
             return eta
         out = np.full(complete.size, np.nan)
