@@ -9,8 +9,13 @@ r"""The regularised, perturbed ERM objective over a design matrix, evaluated in 
 Cost model, which is what makes the solver fast on millions of rows: the margins
 ``m = y * (X @ w)`` are cached, a line search along ``p`` needs one pass ``u = y * (X @ p)`` and
 then evaluates ``J(w + t p)`` from ``m + t u`` with O(n) vector arithmetic and no further pass over
-``X``; the gradient and the Hessian are accumulated together in one chunked pass over the rows, so
-no n-by-d temporary is ever allocated (peak extra memory is one chunk of about 8 MB).
+``X``; margins (or the line's increment), loss terms, gradient and Hessian are computed together
+in one pass over row chunks of about 4 MB, so each chunk is read from memory once and reused from
+cache, and no n-by-d temporary is ever allocated. Passes without a Hessian run on a small thread
+pool (:mod:`privatelr._threads`) with the products done by ``np.einsum``, which releases the GIL and
+computes each row independently: two cores then keep the memory bus busy while the other computes
+the loss terms (measured at n = 1e6, d = 100 on two cores: 0.045 s per pass, against 0.077 s for
+the same pass in one thread with BLAS ``gemv``).
 
 The Hessian ``X^T diag(a l''/n) X`` is formed in single precision per chunk (accumulated across
 chunks in double) when ``d`` is large enough for its ``n d^2`` flops to dominate. The Hessian
@@ -24,10 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._threads import map_chunks
 from .losses import Loss
 
-_CHUNK_BYTES = 8 * 2**20
+_CHUNK_BYTES = 4 * 2**20
 _HESSIAN_F32_MIN_D = 24
+_PARALLEL_MIN_BYTES = 16 * 2**20
 
 
 class ERMObjective:
@@ -35,7 +42,7 @@ class ERMObjective:
 
     Parameters
     ----------
-    X : (n, d) float64 array
+    X : (n, d) C-contiguous float64 array
     y : (n,) array of -1.0/+1.0
     loss : Loss
     lambda_ : float
@@ -43,6 +50,15 @@ class ERMObjective:
     noise : (d,) array or None
         Objective-perturbation vector ``b`` (enters as ``b @ w / n``).
     weights : (n,) array or None
+
+    Examples
+    --------
+    >>> from privatelr.losses import LogisticLoss
+    >>> X = np.array([[1.0, 0.5], [1.0, -0.5], [1.0, 0.2]])
+    >>> obj = ERMObjective(X, np.array([1.0, -1.0, 1.0]), LogisticLoss(), 0.1)
+    >>> f, g, H = obj.evaluate(np.zeros(2))
+    >>> round(f, 6), obj.passes
+    (0.693147, 1)
     """
 
     def __init__(self, X, y, loss: Loss, lambda_: float, noise=None, weights=None):
@@ -67,7 +83,8 @@ class ERMObjective:
         The data term is an average, so it is comparable across sample sizes; the ridge and the
         linear (noise) term are kept as they are. Used only to find a starting point: the
         solution is always decided on the full data. Deterministic (no randomness): a strided
-        sample covers sorted data evenly.
+        sample covers sorted data evenly. Its passes are counted separately (each reads
+        ``1/k`` of the rows).
         """
         k = max(1, self.n // max(1, int(m)))
         rows = slice(None, None, k)
@@ -122,17 +139,73 @@ class ERMObjective:
         return g, H
 
     # -- margins -----------------------------------------------------------------------
-    def _margins(self, w):
+    def _cached_margins(self, w):
         if self._w is not None and np.array_equal(w, self._w):
             return self._m
         if self._candidate is not None and np.array_equal(w, self._candidate[0]):
             self._w, self._m = self._candidate
-        elif not w.any():
+            return self._m
+        if not w.any():
             self._w, self._m = w.copy(), np.zeros(self.n)
-        else:
+            return self._m
+        return None
+
+    def _margins(self, w):
+        m = self._cached_margins(w)
+        if m is None:
             self.passes += 1
-            self._w, self._m = w.copy(), self.y * (self.X @ w)
-        return self._m
+            self._w, self._m = w.copy(), self.y * np.einsum("ij,j->i", self.X, w)
+            m = self._m
+        return m
+
+    def _sweep(self, m, w, step, hessian):
+        """One pass over the rows: loss terms, gradient and (optionally) Hessian at a point.
+
+        The point's margins are ``m`` when given; else ``m + y * (X @ step)`` along a line (the
+        increment is returned); else ``y * (X @ w)``, computed chunk by chunk in the same pass.
+        Returns ``(margins, increment_or_None, loss_values, data_gradient, data_hessian)``;
+        gradient and Hessian are accumulated in double precision.
+
+        Large passes without a Hessian are split over a small thread pool: chunk ``k`` goes to
+        worker ``k mod W`` (a fixed assignment, and the partial gradients are added in worker
+        order, so results do not depend on timing). NumPy releases the GIL in its loops, so the
+        workers overlap one chunk's elementwise loss arithmetic with another's memory reads.
+        """
+        n = self.n
+        along = step is not None
+        fresh = m is None and not along
+        vec = step if along else w
+        out = np.empty(n) if (along or fresh) else m
+        u = np.empty(n) if along else None
+        lv = np.empty(n)
+        # the Hessian's gemm is already multi-threaded (BLAS): those passes stay in one thread
+        parallel = not hessian and self.X.nbytes >= _PARALLEL_MIN_BYTES
+        partial = map_chunks(range(0, n, self.chunk),
+                             lambda part: self._rows(part, m, vec, out, u, lv, hessian), parallel)
+        g = partial[0][0] if len(partial) == 1 else np.sum([gp for gp, _ in partial], axis=0)
+        H = partial[0][1]
+        self.passes += 1
+        return out, u, lv, g, H
+
+    def _rows(self, starts, m, vec, out, u, lv, hessian):
+        """The body of :meth:`_sweep` for the chunks beginning at ``starts``."""
+        n, d = self.n, self.d
+        g = np.zeros(d)
+        H = np.zeros((d, d)) if hessian else None
+        for start in starts:
+            rows = slice(start, min(start + self.chunk, n))
+            Xc = self.X[rows]
+            if u is not None:
+                u[rows] = self.y[rows] * np.einsum("ij,j->i", Xc, vec)
+                out[rows] = m[rows] + u[rows]
+            elif out is not m:
+                out[rows] = self.y[rows] * np.einsum("ij,j->i", Xc, vec)
+            lv[rows], d1, d2 = self._terms(out[rows], hessian)
+            r, sq = self._scaled(d1, d2, rows)
+            g += np.einsum("ij,i->j", Xc, r)
+            if hessian:
+                self._add_hessian(H, Xc, sq)
+        return g, H
 
     # -- protocol used by the solver ---------------------------------------------------
     def value(self, w) -> float:
@@ -141,28 +214,17 @@ class ERMObjective:
     def evaluate(self, w, hessian: bool = True):
         """Return ``(value, gradient, hessian_or_None)`` at ``w``.
 
-        Costs one pass over ``X`` (plus one for the margins unless they are cached); nothing
-        when the last line search already prepared this point.
+        Costs one pass over ``X`` (margins, when not cached, are computed in the same pass);
+        nothing when the last line search already prepared this point.
         """
         ahead = self._ahead
         if ahead is not None and np.array_equal(w, ahead[0]) and (ahead[4] is not None or not hessian):
             self._w, self._m = ahead[0], ahead[1]
             return ahead[2], ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
-        m = self._margins(w)
-        lv, d1, d2 = self._terms(m, hessian)
-        f = self._value_from(w, lv)
-        r, sq = self._scaled(d1, d2, slice(None))
-        self.passes += 1
-        if not hessian:
-            return (f, *self._finish(w, self.X.T @ r, None))
-        g = np.zeros(self.d)
-        H = np.zeros((self.d, self.d))
-        for start in range(0, self.n, self.chunk):
-            rows = slice(start, min(start + self.chunk, self.n))
-            Xc = self.X[rows]
-            g += Xc.T @ r[rows]
-            self._add_hessian(H, Xc, sq[rows])
-        return (f, *self._finish(w, g, H))
+        w = np.array(w, dtype=float)
+        m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian)
+        self._w, self._m = w, m
+        return (self._value_from(w, lv), *self._finish(w, g, H))
 
     def line(self, w, p, hessian: bool = True):
         """Restrict ``J`` to the line ``w + t p``; returns ``phi(t)``.
@@ -173,22 +235,8 @@ class ERMObjective:
         Every ``phi(t)`` costs O(n) vector arithmetic and no pass.
         """
         m = self._margins(w)
-        self.passes += 1
         w1 = w + 1.0 * p
-        u = np.empty(self.n)
-        lv = np.empty(self.n)
-        g = np.zeros(self.d)
-        H = np.zeros((self.d, self.d)) if hessian else None
-        for start in range(0, self.n, self.chunk):
-            rows = slice(start, min(start + self.chunk, self.n))
-            Xc = self.X[rows]
-            u[rows] = self.y[rows] * (Xc @ p)
-            lv[rows], d1, d2 = self._terms(m[rows] + u[rows], hessian)
-            r, sq = self._scaled(d1, d2, rows)
-            g += Xc.T @ r
-            if hessian:
-                self._add_hessian(H, Xc, sq)
-        m1 = m + u
+        m1, u, lv, g, H = self._sweep(m, w, p, hessian)
         f1 = self._value_from(w1, lv)
         g, H = self._finish(w1, g, H)
         self._ahead = (w1, m1, f1, g, H)
