@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from ._threads import map_chunks
+
 _HUGE = 1e150  # beyond this, x @ x overflows for a handful of columns
 
 
@@ -47,8 +49,12 @@ def check_int(name: str, value, *, low: int | None = None) -> int:
     return v
 
 
-def as_float_matrix(name: str, X) -> np.ndarray:
-    """A finite, non-empty, C-ordered 2-D float64 array (no copy when the input already is one)."""
+def as_float_matrix(name: str, X, *, finite: bool = True) -> np.ndarray:
+    """A finite, non-empty, C-ordered 2-D float64 array (no copy when the input already is one).
+
+    ``finite=False`` skips the finiteness pass for callers that run :func:`scan_rows` next
+    (which checks the same thing while computing row norms).
+    """
     if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
         X = X.to_numpy()
     try:
@@ -66,6 +72,12 @@ def as_float_matrix(name: str, X) -> np.ndarray:
         raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one row and one column")
     # C order: row chunks are contiguous for the solver, and results do not depend on layout
     arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if finite:
+        _check_finite(name, arr)
+    return arr
+
+
+def _check_finite(name: str, arr: np.ndarray) -> None:
     # two allocation-free passes (max/min propagate NaN) instead of an n-by-d boolean mask
     hi, lo = float(arr.max()), float(arr.min())
     if not (np.isfinite(hi) and np.isfinite(lo)):
@@ -75,7 +87,35 @@ def as_float_matrix(name: str, X) -> np.ndarray:
         raise ValueError(f"{name} has values as large as {max(abs(hi), abs(lo)):.3g}: squared row norms "
                          "and margins would overflow double precision; rescale the columns "
                          f"(|values| <= {_HUGE:.0e} are accepted)")
-    return arr
+
+
+def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.ndarray:
+    """Squared row norms of a C-ordered float64 matrix, with the finiteness check of
+    :func:`as_float_matrix` folded into the same pass.
+
+    A NaN or infinity makes its row's squared norm NaN or infinite, and a value above 1e150 makes
+    it exceed 1e300, so the exact check (and its error message) runs only when the largest
+    squared norm is not a finite number <= 1e300. Large matrices are scanned by a few threads
+    (:mod:`privatelr._threads`).
+
+    Examples
+    --------
+    >>> scan_rows("X", np.array([[3.0, 4.0], [1.0, 0.0]]))
+    array([25.,  1.])
+    """
+    n, d = X.shape
+    sq = np.empty(n)
+    step = max(256, chunk_bytes // (8 * d))
+
+    def work(starts):
+        for start in starts:
+            rows = slice(start, min(start + step, n))
+            np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
+
+    map_chunks(range(0, n, step), work, parallel=X.nbytes >= 16 * 2**20)
+    if not float(sq.max()) <= _HUGE * _HUGE:
+        _check_finite(name, X)
+    return sq
 
 
 def label_vector(name: str, y, n: int, what: str = "1-D") -> np.ndarray:

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accountant import require_budget
-from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real
+from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real, scan_rows
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
@@ -205,14 +205,16 @@ class ERMResult:
 
 
 def check_data_norm(X: np.ndarray, data_norm: float, clip: bool, *, name: str = "X",
-                    stacklevel: int = 3) -> tuple[np.ndarray, int, int]:
+                    stacklevel: int = 3, sq: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
     """Enforce ``||x_i|| <= data_norm`` on the rows of ``X``.
 
     Rows above the bound are scaled onto the sphere of radius ``data_norm`` when ``clip`` is
     true (a copy of ``X`` is made only then); otherwise one :class:`PrivacyWarning` says how many
     rows exceed the bound and the largest norm. Returns ``(X, n_exceeding, n_clipped)``.
+    ``sq``: the squared row norms, when already computed.
     """
-    sq = np.einsum("ij,ij->i", X, X)
+    if sq is None:
+        sq = np.einsum("ij,ij->i", X, X)
     limit = data_norm * data_norm * (1.0 + 1e-12)
     over = sq > limit
     k = int(over.sum())
@@ -302,8 +304,9 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         return fit_dask(**args)
     if accountant is not None:  # before the data are read: a refused fit computes nothing
         require_budget(accountant, eps)
-    X = as_float_matrix("X", X)
+    X = as_float_matrix("X", X, finite=False)
     n, d = X.shape
+    sq = scan_rows("X", X)  # one pass: finiteness and the row norms checked below
     y = as_pm1_labels("y", y, n)
     lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
@@ -327,7 +330,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         accountant.spend(eps, note=f"erm.fit {cal.method} perturbation, {loss_obj.name} loss")
     n_exceeding = n_clipped = 0
     if private and norm_check:
-        X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip)
+        X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip, sq=sq)
+    del sq
 
     return _release(lambda noise: ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise,
                                                weights=weights),
