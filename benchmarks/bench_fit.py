@@ -115,9 +115,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="n = 1e5 only")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-write", action="store_true", help="do not append to RESULTS.md")
+    ap.add_argument("--size", action="append", metavar="N,D",
+                    help="run only this n,d (repeatable), e.g. --size 1000000,100")
     args = ap.parse_args()
     ns = [100_000] if args.quick else [100_000, 1_000_000]
     sizes = [(n, d) for n in ns for d in (20, 100)]
+    if args.size:
+        sizes = [tuple(int(float(v)) for v in s.split(",")) for s in args.size]
     print(HEADER)
     rows = run(sizes, args.repeat)
     if not args.no_write:
