@@ -19,7 +19,21 @@ _POOL: ThreadPoolExecutor | None = None
 
 
 def workers() -> int:
-    """Threads for a pass: one per available core, at most ``MAX_WORKERS``."""
+    """Threads for a pass: ``PRIVATELR_NUM_THREADS`` when set, else one per available core,
+    at most ``MAX_WORKERS`` either way.
+
+    Set ``PRIVATELR_NUM_THREADS=1`` to keep every pass in the calling thread, e.g. when many
+    fits already run in parallel processes.
+    """
+    env = os.environ.get("PRIVATELR_NUM_THREADS", "").strip()
+    if env:
+        try:
+            wanted = int(env)
+        except ValueError:
+            raise ValueError(f"PRIVATELR_NUM_THREADS must be a positive integer, got {env!r}") from None
+        if wanted < 1:
+            raise ValueError(f"PRIVATELR_NUM_THREADS must be a positive integer, got {env!r}")
+        return min(wanted, MAX_WORKERS)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
@@ -30,7 +44,7 @@ def workers() -> int:
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="privatelr-pass")
+        _POOL = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="privatelr-pass")
     return _POOL
 
 
