@@ -130,6 +130,7 @@ def test_unique_outcome(iris01):
     assert np.isfinite(m.coefficients).all()          # the private fit was still run
 
 
+@pytest.mark.filterwarnings("ignore:dplr. the response .Species. has 3 classes:UserWarning")
 def test_na_rows_dropped_with_warning(iris01):
     df = iris01.copy()
     df.loc[[3, 8], "Sepal.Width"] = np.nan
@@ -198,6 +199,7 @@ def test_verbose_messages(iris01, capsys):
 
 # ---- random projection ----------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore:dplr. the response .Species. has 3 classes:UserWarning")
 def test_random_projection(iris01):
     m = _quiet("Species ~ .", iris01, rp_dim=2, random_state=5)
     assert m.did_rp and m.rp_dim == 2 and m.rp_p.shape == (4, 2) and m.d == 3
