@@ -14,7 +14,7 @@ import pytest
 
 from privatelr import _threads, erm
 from privatelr._validation import scan_rows
-from privatelr.losses import LogisticLoss
+from privatelr.losses import HuberLoss, LogisticLoss
 from privatelr.objective import ERMObjective
 
 # 20 MB: above the 16 MB threshold for threaded passes, still quick
@@ -28,8 +28,27 @@ def _data(seed=0):
     return X, y
 
 
-def _objective(X, y):
-    return ERMObjective(X, y, LogisticLoss(), 1e-3, noise=np.linspace(-1, 1, D))
+def _objective(X, y, loss=None, weights=None):
+    return ERMObjective(X, y, loss or LogisticLoss(), 1e-3, noise=np.linspace(-1, 1, D),
+                        weights=weights)
+
+
+@pytest.mark.parametrize("loss, weighted", [(HuberLoss(0.2), False), (LogisticLoss(), True)])
+def test_threaded_pass_with_weights_and_huber(monkeypatch, loss, weighted):
+    X, y = _data(5)
+    a = np.random.default_rng(6).uniform(0, 2, N) if weighted else None
+    w, p = np.linspace(-2, 2, D), np.sin(np.arange(D))
+    out = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        obj = _objective(X, y, loss, a)
+        f, g, _ = obj.evaluate(w, False)
+        phi = obj.line(w, p, False)
+        out[threads] = (f, g, phi(0.5), obj.evaluate(w + p, False)[1])
+    assert out["2"][0] == pytest.approx(out["1"][0], rel=1e-14)
+    assert out["2"][2] == pytest.approx(out["1"][2], rel=1e-14)
+    np.testing.assert_allclose(out["2"][1], out["1"][1], rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(out["2"][3], out["1"][3], rtol=1e-12, atol=1e-16)
 
 
 def test_threaded_pass_matches_one_thread_and_is_deterministic(monkeypatch):
