@@ -15,3 +15,4 @@ def test_demo_prints_summary():
                   "(Intercept)"):
         assert label in text
     assert "PrivacyWarning" in out.stderr          # raw iris rows exceed the norm bound
+    assert "data_norm=20, clip=True" in text and "noise is as large as the signal" in text
