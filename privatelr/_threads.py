@@ -15,6 +15,7 @@ from typing import Callable, Sequence, TypeVar
 T = TypeVar("T")
 
 MAX_WORKERS = 8
+PARALLEL_MIN_BYTES = 16 * 2**20  # below this, a pass is too short to gain from threads
 _POOL: ThreadPoolExecutor | None = None
 
 

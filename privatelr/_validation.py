@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ._threads import map_chunks
+from ._threads import PARALLEL_MIN_BYTES, map_chunks
 
 _HUGE = 1e150  # beyond this, x @ x overflows for a handful of columns
 
@@ -112,7 +112,7 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
             rows = slice(start, min(start + step, n))
             np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
 
-    map_chunks(range(0, n, step), work, parallel=X.nbytes >= 16 * 2**20)
+    map_chunks(range(0, n, step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
         _check_finite(name, X)
     return sq

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._threads import map_chunks
+from ._threads import PARALLEL_MIN_BYTES, map_chunks
 from .losses import Loss
 
 _CHUNK_BYTES = 4 * 2**20
 _HESSIAN_F32_MIN_D = 24
-_PARALLEL_MIN_BYTES = 16 * 2**20
 
 
 class ERMObjective:
@@ -179,7 +178,7 @@ class ERMObjective:
         u = np.empty(n) if along else None
         lv = np.empty(n)
         # the Hessian's gemm is already multi-threaded (BLAS): those passes stay in one thread
-        parallel = not hessian and self.X.nbytes >= _PARALLEL_MIN_BYTES
+        parallel = not hessian and self.X.nbytes >= PARALLEL_MIN_BYTES
         partial = map_chunks(range(0, n, self.chunk),
                              lambda part: self._rows(part, m, vec, out, u, lv, hessian), parallel)
         g = partial[0][0] if len(partial) == 1 else np.sum([gp for gp, _ in partial], axis=0)
