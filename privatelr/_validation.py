@@ -118,8 +118,11 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
     return sq
 
 
-def label_vector(name: str, y, n: int, what: str = "1-D") -> np.ndarray:
-    """``y`` as a 1-D array of ``n`` labels (a column vector is flattened); dtype untouched."""
+def label_vector(name: str, y, n: int, what: str = "1-D", noun: str = "labels") -> np.ndarray:
+    """``y`` as a 1-D array of ``n`` labels (a column vector is flattened); dtype untouched.
+
+    ``what`` and ``noun`` word the error messages ("must be {what}", "has k {noun}").
+    """
     if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
         y = y.to_numpy()
     arr = np.asarray(y)
@@ -128,7 +131,7 @@ def label_vector(name: str, y, n: int, what: str = "1-D") -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be {what}, got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} labels but X has {n} rows; they must match")
+        raise ValueError(f"{name} has {arr.shape[0]} {noun} but X has {n} rows; they must match")
     return arr
 
 

@@ -53,7 +53,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_real
+from ._validation import check_real, label_vector
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state
@@ -362,17 +362,8 @@ def _as_dask_vector(name, v, chunks, n_rows, da):
     if v is None:
         return None
     if not isinstance(v, da.Array):
-        if hasattr(v, "to_numpy"):
-            v = v.to_numpy()
-        v = np.asarray(v)
-        if v.ndim == 2 and 1 in v.shape:
-            v = v.reshape(-1)
-        if v.ndim != 1:
-            raise ValueError(f"{name} must be 1-D with one entry per row of X, got shape {v.shape}")
-        if v.shape[0] != n_rows:
-            what = "labels" if name == "y" else "entries"
-            raise ValueError(f"{name} has {v.shape[0]} {what} but X has {n_rows} rows; they must "
-                             "match")
+        v = label_vector(name, v, n_rows, what="1-D with one entry per row of X",
+                         noun="labels" if name == "y" else "entries")
         v = da.from_array(v, chunks=(chunks,))
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
