@@ -165,10 +165,9 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         while not tiny and not (f_new <= f + 1e-4 * t * slope):
             t *= 0.5
             if t < 1e-12:
-                return replace(_report(objective, x, f, gnorm, it, counts, 52,
-                                       "line search failed: no decrease along the Newton "
-                                       f"direction (gradient {gnorm:.3g}, tolerance {tol:.3g})",
-                                       "newton", gref), hessian=H)
+                return _report(objective, x, f, gnorm, it, counts, 52,
+                               "line search failed: no decrease along the Newton direction "
+                               f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "newton", gref)
             f_new = phi(t)
             counts["function"] += 1
         step = t * p
@@ -192,9 +191,9 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
                            "converged to working precision: Newton's predicted decrease is below "
                            f"the rounding of the objective (gradient {gnorm:.3g}, relative target "
                            f"{tol:.3g})", "newton", gref)
-    return replace(_report(objective, x, f, gnorm, maxiter, counts, 1,
-                           f"iteration limit {maxiter} reached: gradient {gnorm:.3g} > tolerance "
-                           f"{tol:.3g}", "newton", gref), hessian=H)
+    return _report(objective, x, f, gnorm, maxiter, counts, 1,
+                   f"iteration limit {maxiter} reached: gradient {gnorm:.3g} > tolerance {tol:.3g}",
+                   "newton", gref)
 
 
 def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
