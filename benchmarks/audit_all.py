@@ -176,9 +176,10 @@ def dplr_cases() -> list[AuditCase]:
                   "n=5, y ~ x1, record 0 moved x -> -x with its label flipped; lambda=1",
                   lambda_=1.0, eps=1.0),
         dplr_case("dplr with random projection (4 covariates -> 2)",
-                  "n=5, 4 covariates projected to 2 (projection drawn inside the mechanism), "
-                  "record 0 moved x -> -x with its label flipped; lambda=1",
-                  p=4, lambda_=1.0, eps=1.0, rp_dim=2),
+                  "n=5, 4 covariates projected to 2 (projection drawn inside the mechanism, "
+                  "projected rows clipped into the unit ball), record 0 moved x -> -x with its "
+                  "label flipped; lambda=1",
+                  p=4, lambda_=1.0, eps=1.0, rp_dim=2, clip=True),
     ]
 
 

@@ -180,3 +180,32 @@ def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.n
         raise ValueError(f"{name} must lie in [0, {bound_name}] = [0, {b}]; got range "
                          f"[{w.min()}, {w.max()}]")
     return w, b
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """L2 norms of the rows of ``X`` without overflow (rows whose squared norm overflows are
+    rescaled by their largest entry first)."""
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    big = ~np.isfinite(sq) & np.isfinite(X).all(axis=1)
+    if big.any():
+        rows = X[big]
+        top = np.abs(rows).max(axis=1)
+        scaled = rows / top[:, None]
+        norms[big] = top * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    return norms
+
+
+def clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
+    """Scale rows of ``X`` whose L2 norm exceeds ``bound`` onto the sphere of that radius.
+
+    Returns ``(X_clipped, n_clipped)``; ``X`` is copied only when a row is clipped.
+    """
+    norms = row_norms(X)
+    over = norms > bound * (1.0 + 5e-13)
+    k = int(over.sum())
+    if k == 0:
+        return X, 0
+    X = X.copy()
+    X[over] *= (bound / norms[over])[:, None]
+    return X, k

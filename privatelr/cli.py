@@ -10,14 +10,16 @@ import numpy as np
 
 
 def _demo(args) -> int:
-    """Fit R's manual example ``dplr(Species ~ ., iris)`` and print its summary."""
+    """R's manual example ``dplr(Species ~ ., iris)`` both ways: as R computes it (not private)
+    and with a public bound, for which the guarantee holds."""
     from . import dplr
     from .datasets import load_iris
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = dplr("Species ~ .", load_iris(), random_state=args.seed)
-    print('>>> dplr("Species ~ .", load_iris())   # R: dplr(Species ~ ., iris)\n')
+        model = dplr("Species ~ .", load_iris(), compat="PrivateLR", random_state=args.seed)
+    print('>>> dplr("Species ~ .", load_iris(), compat="PrivateLR")   # R: dplr(Species ~ ., iris)'
+          "\n")
     print(model)
     for w in caught:
         print(f"{w.category.__name__}: {w.message}", file=sys.stderr)
@@ -232,17 +234,47 @@ def _fit(args) -> int:
         raise _InputError(f"--eps must be >= 0, got {args.eps}")
     if args.data_norm is not None and not args.data_norm > 0:
         raise _InputError(f"--data-norm must be > 0, got {args.data_norm}")
+    levels = _parse_levels(args.levels or [], args.levels_file)
     frame = _read_table(args.data)
     model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
                  rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
                  op=not args.output_perturbation,
                  data_norm=1.0 if args.data_norm is None else args.data_norm, clip=args.clip,
-                 random_state=args.seed)
+                 random_state=args.seed, levels=levels or None, compat=args.compat)
     del frame
     model.to_json(args.out)
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
+
+
+def _parse_levels(items: list, path: str | None) -> dict:
+    """``--levels COL=A,B,C`` (repeatable) and ``--levels-file SCHEMA.json`` ({col: [...]})
+    as one dict; the values are text, matched against the column's values by R's labels."""
+    import json
+
+    levels: dict = {}
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                loaded = json.load(fh)
+        except (OSError, ValueError, RecursionError) as exc:
+            raise _InputError(f"--levels-file {path}: not a readable JSON file ({exc})") from None
+        if not isinstance(loaded, dict) or not all(
+                isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) for x in v)
+                for v in loaded.values()):
+            raise _InputError(f"--levels-file {path}: must hold a JSON object "
+                              '{"column": ["level", ...], ...}')
+        levels.update(loaded)
+    for item in items:
+        col, sep, values = item.partition("=")
+        if not sep or not col or not values:
+            raise _InputError(f"--levels {item!r}: write COLUMN=LEVEL1,LEVEL2,... (the first "
+                              "level is the reference)")
+        if col in levels:
+            raise _InputError(f"--levels: column {col!r} is declared twice")
+        levels[col] = values.split(",")
+    return levels
 
 
 def _predict(args) -> int:
@@ -304,6 +336,13 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--clip", action="store_true", help="clip rows above the bound into it")
     fit.add_argument("--rp-dim", type=int, default=0, help="random projection dimension "
                      "(0: none; negative: round(2 log n))")
+    fit.add_argument("--levels", action="append", metavar="COL=A,B,...",
+                     help="declare the levels of a factor column, first = reference (repeat "
+                     "for each column); a private fit never learns levels from the rows")
+    fit.add_argument("--levels-file", metavar="SCHEMA.json", default=None,
+                     help='declared levels as JSON: {"column": ["level", ...], ...}')
+    fit.add_argument("--compat", choices=["PrivateLR"], default=None,
+                     help="reproduce R's PrivateLR (NOT private: learned levels, norm bound 1)")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
     fit.add_argument("--out", required=True, metavar="MODEL.json", help="where to save the model")
     fit.set_defaults(func=_fit)

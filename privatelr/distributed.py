@@ -53,7 +53,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_real, label_vector
+from ._validation import check_real, label_vector, row_norms
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state
@@ -539,163 +539,56 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
 _UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
 
 
-def _declared_levels(meta, levels) -> dict:
-    """Column -> list of declared values (categorical dtype with known categories, bool, or
-    ``levels=``). Nothing here looks at the data: only the schema and the caller's mapping."""
+def _schema_frame(meta):
+    """The Dask DataFrame's schema as an empty pandas frame; categorical columns whose
+    categories Dask does not know are plain text (their levels must then be declared)."""
     import pandas as pd
 
-    if levels is None:
-        levels = {}
-    if not isinstance(levels, dict):
-        raise TypeError("levels must be a dict {column: [level, ...]}, got "
-                        f"{type(levels).__name__}")
-    out = {}
-    for col, vals in levels.items():
-        if str(col) not in meta.columns:
-            raise ValueError(f"levels names column {col!r}, which is not in data; available: "
-                             f"{list(meta.columns)}")
-        if isinstance(vals, str) or not hasattr(vals, "__iter__"):
-            raise TypeError(f"levels[{col!r}] must be a list of the column's values, got {vals!r}")
-        vals = list(vals)
-        if not vals or len(set(map(str, vals))) != len(vals):
-            raise ValueError(f"levels[{col!r}] must list distinct values, got {vals!r}")
-        out[str(col)] = vals
+    meta = meta.copy()
+    meta.columns = [str(c) for c in meta.columns]
     for col in meta.columns:
         dtype = meta[col].dtype
-        if col in out:
-            continue
-        if isinstance(dtype, pd.CategoricalDtype):
-            cats = list(dtype.categories)
-            if _UNKNOWN_CATEGORIES in map(str, cats) or not cats:
-                continue  # unknown categories: only usable with levels=
-            out[col] = cats
-        elif dtype == np.bool_ or str(dtype) == "boolean":
-            out[col] = [False, True]
-    return out
-
-
-def _prototype(meta, declared: dict):
-    """A small pandas frame with the schema of ``meta`` in which every declared level occurs.
-
-    The design spec (columns, factor levels, response coding) is built on it once; numeric
-    columns take the values 0 and 1 (a numeric response is thereby coded 0/1, which each
-    partition then checks). No row of the data is read.
-    """
-    import pandas as pd
-
-    size = max([2] + [len(v) for v in declared.values()])
-    cols = {}
-    for col in meta.columns:
-        dtype = meta[col].dtype
-        if col in declared:
-            vals = declared[col]
-            cyc = [vals[i % len(vals)] for i in range(size)]
-            if isinstance(dtype, pd.CategoricalDtype) or not (
-                    pd.api.types.is_numeric_dtype(dtype) or dtype == np.bool_):
-                cols[col] = pd.Categorical(cyc, categories=vals)  # declared order = R's levels
-            else:
-                cols[col] = pd.Series(cyc).astype(dtype).to_numpy()
-        elif pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
-            cols[col] = np.resize(np.array([0, 1], dtype=dtype), size)
-        else:
-            # undeclared levels: placeholders, so that the spec can be built and the check
-            # after it names the column (rejected if the model uses it)
-            cols[col] = pd.Series([f"<undeclared {i % 2}>" for i in range(size)], dtype=object)
-    return pd.DataFrame(cols, columns=list(meta.columns))
-
-
-def _check_spec_levels(spec, meta, declared: dict):
-    """Every factor of the model must get its levels from declarations, never from the data."""
-    import pandas as pd
-
-    for atom in spec.atoms:
-        if atom["kind"] != "factor":
-            continue
-        undeclared = [v for v in atom["vars"] if v not in declared]
-        if undeclared and atom["levels"] != ["FALSE", "TRUE"]:
-            raise ValueError(
-                f"dplr on Dask data: the factor {atom['name']!r} needs its levels up front, but "
-                f"column(s) {undeclared} have none declared. Make them categorical with known "
-                "categories (df[col].astype(pd.CategoricalDtype([...]))) or pass "
-                f"levels={{{undeclared[0]!r}: [...]}}; levels are never learned by scanning the "
-                "private data")
-    for col in meta.columns:
-        dtype = meta[col].dtype
-        if col in spec.variables and col not in declared and not (
-                pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)):
-            raise ValueError(f"dplr on Dask data: column {col!r} ({dtype}) is used by the model but "
-                             "its levels are unknown; declare them with levels= or a categorical "
-                             "dtype with known categories")
-
-
-def _response01(spec, frame):
-    """The response of ``frame`` coded 0/1 with the spec's levels; (y01, missing, bad) arrays."""
-    import pandas as pd
-
-    from .design import _evaluate, _labels_of, _level_label, _namespace
-
-    columns = list(frame.columns)
-    val = _evaluate(spec.response_code, _namespace(frame, columns, columns), len(frame),
-                    frame.index, "the response")
-    missing = val.isna().to_numpy()
-    kind, levels = spec.response_kind, spec.response_levels
-    if kind == "numeric":
-        v = pd.to_numeric(val, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        ok = np.isin(v, np.asarray(levels, dtype=np.float64))
-        y01 = (v != float(levels[0])).astype(np.float64)
-    elif kind == "logical":
-        ok = np.array([isinstance(x, (bool, np.bool_)) for x in val], dtype=bool) | (
-            val.dtype == np.bool_)
-        y01 = np.where(missing, 0.0, val.fillna(False).astype(bool).to_numpy().astype(np.float64))
-    else:
-        labels = _labels_of(val)
-        known = [_level_label(lv) for lv in levels]
-        ok = labels.isin(known).to_numpy()
-        y01 = (labels.to_numpy() != known[0]).astype(np.float64)
-    bad = ~missing & ~ok
-    return y01, missing, bad
+        if isinstance(dtype, pd.CategoricalDtype) and (
+                not len(dtype.categories) or _UNKNOWN_CATEGORIES in map(str, dtype.categories)):
+            meta[col] = meta[col].astype(object)
+    return meta
 
 
 def _dplr_block(part, spec, data_norm, weights_col=None):
     """Raw design of one partition: ``([y01 | X], stats)``; rows with missing values dropped.
 
-    stats = [rows read, rows dropped, response values outside the declared levels, positives,
-    covariate rows above data_norm, largest squared covariate norm].
+    stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
+    squared covariate norm].
     """
-    from .design import _formulaic_matrix
-
     frame = part.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    y01, y_missing, bad = _response01(spec, frame)
-    atoms, complete = spec.atom_frame(frame, what="a partition of data")
-    complete &= ~y_missing
-    X = _formulaic_matrix(spec.rhs, atoms[complete].reset_index(drop=True),
-                          spec.formulaic_columns, len(spec.atoms))
-    y = y01[complete]
+    rows = spec.rows(frame, raw=True, what="a partition of data")
+    X, y = rows.X, rows.y
     k = int(spec.intercept)
     cov = X[:, k:]
-    sq = np.einsum("ij,ij->i", cov, cov)
-    stats = np.array([len(frame), int((~complete).sum()), int(bad[complete].sum()), float(y.sum()),
-                      int((sq > data_norm * data_norm * (1.0 + 1e-12)).sum()),
-                      float(sq.max()) if sq.size else 0.0])
+    norms = row_norms(cov)
+    stats = np.array([len(frame), rows.n_dropped, 0, float(y.sum()),
+                      int((norms > data_norm * (1.0 + 5e-13)).sum()),
+                      float(norms.max() ** 2) if norms.size else 0.0])
     cols = [y, X]
     if weights_col is not None:  # WALR: the weights of the rows kept, as the last column
-        cols.append(frame[weights_col].to_numpy(dtype=np.float64)[complete])
+        cols.append(frame[weights_col].to_numpy(dtype=np.float64)[rows.complete])
     width = X.shape[1] + 1 + (weights_col is not None)
     return np.column_stack(cols) if X.shape[0] else np.zeros((0, width)), stats
 
 
-def _finish_block(block, k, projection, data_norm, clip):
-    """Design handed to the engine: intercept + (projected and clipped, or clipped) covariates."""
-    from .design import clip_rows
+def _finish_block(block, intercept, preprocess):
+    """Design handed to the engine: the spec's public map applied to one block."""
+    return preprocess.apply(block[:, 1:], intercept)
 
-    X = block[:, 1:]
-    cov = X[:, k:]
-    if projection is not None:
-        cov = clip_rows(cov @ projection, data_norm)[0]
-    elif clip:
-        cov = clip_rows(cov, data_norm)[0]
-    return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
+
+def _norm_block(block, intercept, preprocess, data_norm):
+    """Covariate rows of one finished block above ``data_norm`` (before any clipping)."""
+    from dataclasses import replace
+
+    X = replace(preprocess, clip=None).apply(block[:, 1:], intercept)
+    norms = row_norms(X[:, int(intercept):])
+    return np.array([[int((norms > data_norm * (1.0 + 5e-13)).sum())]])
 
 
 def _dask_design(formula, data, levels, data_norm, *, what, weights_col=None):
@@ -705,23 +598,16 @@ def _dask_design(formula, data, levels, data_norm, *, what, weights_col=None):
     array ``[y01 | X (| weights)]`` (known chunks) and ``stats`` one row per partition (see
     :func:`_dplr_block`).
     """
-    from .design import build_design
+    from .design import formula_text, make_spec
 
     dask, da = _import_dask()
-    if not isinstance(formula, str) and type(formula).__name__ != "Formula":
+    if not isinstance(formula, str) and type(formula).__module__.split(".")[0] != "formulaic":
         raise TypeError(f"{what} on a Dask DataFrame needs a formula: {what}('y ~ x1 + x2', ddf, ...)")
     if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
         raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
-    meta = data._meta.copy()
-    meta.columns = [str(c) for c in meta.columns]
-    declared = _declared_levels(meta, levels)
-    proto = _prototype(meta, declared)
-    spec = build_design(str(formula), proto).spec
-    _check_spec_levels(spec, meta, declared)
-    if spec.response_kind == "numeric" and spec.response not in declared:
-        # a numeric response is coded 0/1 (each partition checks it), unless it is a column
-        # with declared levels (then the first declared value is coded 0, as R's smallest)
-        spec.response_levels, spec.labels = [0, 1], [0, 1]
+    spec = make_spec(formula_text(formula), _schema_frame(data._meta), levels=levels,
+                     learn=False, why=f"{what} on Dask data", hint=" (on Dask data levels "
+                     "are never learned from the rows, even at eps=0)")
     n_classes = len(spec.response_levels)
     if n_classes > 2 and what == "walr":
         raise ValueError(f"the response of {formula!r} has {n_classes} declared values; WALR "
@@ -740,10 +626,6 @@ def _dask_design(formula, data, levels, data_norm, *, what, weights_col=None):
     stats = np.array(dask.compute(*stats)).reshape(-1, 6)
     n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
     n = n_total - n_dropped
-    if int(stats[:, 2].sum()):
-        raise ValueError(f"the response {spec.response!r} has {int(stats[:, 2].sum())} value(s) "
-                         f"outside the declared levels {spec.response_levels}; declare them "
-                         "with levels= or a categorical dtype")
     if n == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
     lengths = (stats[:, 0] - stats[:, 1]).astype(int)
@@ -775,8 +657,8 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
 
     import pandas as pd
 
-    from .design import r_number, rp_suggest
-    from .dplr import DPLR, _say as say, _warn_rows_outside, default_lambda
+    from .design import Preprocess, r_number, rp_suggest
+    from .dplr import DPLR, _say as say, _OUTSIDE_MESSAGE, _COMPAT_WARNING, default_lambda
     from .mechanisms import achlioptas_matrix
 
     if do_scale:
@@ -811,35 +693,37 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
         say(verbose, 1, f"dplr: randomly projecting onto {rp_dim} dimensions.")
         rp_p = achlioptas_matrix(p_cov, rp_dim, rng)
         q, did_rp = rp_dim, True
-        spec.projection = rp_p.tolist()
-        spec.data_norm = data_norm
-        spec.columns = (["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(rp_dim)]
     elif rp_dim > 0:
         warnings.warn(f"dplr: rp_dim={rp_dim} is not smaller than the number of covariates "
                       f"({p_cov}); not projecting", UserWarning, stacklevel=3)
+    columns = ((["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(q)]
+               if did_rp else None)
+    pre = Preprocess(projection=None if rp_p is None else tuple(map(tuple, rp_p.tolist())),
+                     clip=float(data_norm) if clip else None,
+                     columns=None if columns is None else tuple(columns))
+    spec = spec.with_preprocess(pre)
     n_exceeding = n_clipped = 0
     if not did_rp:
         n_exceeding = int(stats[:, 4].sum())
-        if n_exceeding and clip:
-            n_clipped = n_exceeding
-        elif n_exceeding and private and compat is None:
-            _warn_rows_outside(n_exceeding, n, data_norm, math.sqrt(stats[:, 5].max()),
-                               stacklevel=3)
+    else:
+        counts = design.map_blocks(_norm_block, bool(k), pre, data_norm, dtype=float,
+                                   chunks=((1,) * design.numblocks[0], (1,)))
+        n_exceeding = int(counts.sum().compute())
+    if n_exceeding and clip:
+        n_clipped = n_exceeding
+    elif n_exceeding and private and compat is None:
+        raise ValueError(_OUTSIDE_MESSAGE.format(data_norm=data_norm))
     if compat == "PrivateLR":
         B = 1.0
         if private:
-            warnings.warn("dplr: compat='PrivateLR' calibrates the noise for design rows of norm "
-                          "<= 1 as PrivateLR does, but the intercept column makes every row "
-                          "longer than 1: the eps guarantee does not hold as stated. Use the "
-                          "default (compat=None) for a guarantee that holds", PrivacyWarning,
-                          stacklevel=3)
+            warnings.warn(_COMPAT_WARNING, PrivacyWarning, stacklevel=3)
     else:
         B = math.sqrt(data_norm * data_norm + 1.0) if k else data_norm
     if k + (q if did_rp else p_cov) == 0:
         raise ValueError("the model has no columns (no intercept and no covariates)")
     d_fit = k + (q if did_rp else p_cov)
-    Xfit = design.map_blocks(_finish_block, k, rp_p, data_norm, clip and not did_rp,
-                             dtype=float, chunks=(design.chunks[0], (d_fit,)))
+    Xfit = design.map_blocks(_finish_block, bool(k), pre, dtype=float,
+                             chunks=(design.chunks[0], (d_fit,)))
     y = design[:, 0]
 
     method = "objective" if op else "output"
@@ -868,17 +752,14 @@ def dplr_dask(formula, data, *, levels=None, lambda_, eps, verbose, rp_dim, thre
 
 def _predict_part(part, spec, coef, p_tr, type):
     import pandas as pd
-    from scipy.special import expit
+
+    from .dplr import scores_to_output
 
     X, complete = spec.transform(part.reset_index(drop=True), what="data")
-    p = np.full(len(part), np.nan)
-    if X.shape[0]:
-        p[complete] = expit(np.einsum("ij,j->i", X, coef))  # chunk-invariant, as in memory
-    if type == "probabilities":
-        return pd.Series(p, index=part.index, name="probabilities")
-    lo, hi = spec.labels
-    labels = [None if not ok else (hi if pi > p_tr else lo) for ok, pi in zip(complete, p)]
-    return pd.Series(labels, index=part.index, dtype=object, name="class")
+    out = scores_to_output(X, complete, coef, p_tr, spec.labels, type)
+    if type == "class":
+        return pd.Series(out, index=part.index, dtype=object, name="class")
+    return pd.Series(out, index=part.index, name="probabilities" if type != "link" else "link")
 
 
 def predict_dask(model, data, type: str = "probabilities"):
@@ -894,10 +775,10 @@ def predict_dask(model, data, type: str = "probabilities"):
         raise TypeError("predict on Dask data needs a Dask DataFrame, got "
                         f"{type(data).__name__}")
     coef = model.coefficients.to_numpy()
-    if type == "probabilities":
-        meta = pd.Series([], dtype=np.float64, name="probabilities")
-    else:
+    if type == "class":
         meta = pd.Series([], dtype=object, name="class")
+    else:
+        meta = pd.Series([], dtype=np.float64, name="probabilities" if type != "link" else "link")
     return data.map_partitions(_predict_part, model.spec, coef, float(model.p_tr), type,
                                meta=meta)
 

@@ -58,9 +58,10 @@ import pandas as pd
 from scipy.special import expit
 
 from . import erm
-from ._validation import check_int, check_real
-from .design import Design, DesignSpec, build_design, clip_rows, r_number, rp_suggest, scaled, \
-    standardise
+from ._validation import check_int, check_real, clip_rows, row_norms, scan_rows
+from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, \
+    r_number, rp_suggest, scaled, standardise
+from .design.rsyntax import Name, deparse
 from .exceptions import PrivacyWarning
 from .accountant import require_budget
 from .mechanisms import achlioptas_matrix, check_random_state
@@ -239,8 +240,18 @@ class DPLR:
         return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
 
 
+#: ``predict``'s accepted ``type`` values: probabilities (``"response"`` is glm's word for
+#: them), class labels, or the linear predictor (``"link"``).
+PREDICT_TYPES = ("probabilities", "response", "class", "link")
+
+
 def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     """``predict(model, data, type="probabilities")`` as in R (module-level form).
+
+    ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
+    linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
+    Every input row gets one output: a row with a missing value, or whose probability is not a
+    number (infinite covariates), gets NaN, and no class (``None``).
 
     Examples
     --------
@@ -253,26 +264,39 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     if not isinstance(model, DPLR):
         raise TypeError("model must be a DPLR (returned by dplr()), got "
                         f"{model.__class__.__name__}")
-    if not isinstance(type, str):
-        raise TypeError(f"type must be a string ('probabilities' or 'class'), got {type!r}")
+    if not isinstance(type, str) or type not in PREDICT_TYPES:
+        raise ValueError(f"type must be one of {PREDICT_TYPES}, got {type!r}")
     if data.__class__.__module__.split(".")[0] == "dask":  # lazy, partition-wise
         from .distributed import predict_dask
         return predict_dask(model, data, type=type)
     X, complete = model.spec.transform(data)
-    p = np.full(complete.shape[0], np.nan)
+    return scores_to_output(X, complete, model.coefficients.to_numpy(), model.p_tr,
+                            model.spec.labels, type)
+
+
+def scores_to_output(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float,
+                     labels, type: str) -> np.ndarray:
+    """Predictions of the complete rows ``X`` spread back over all rows (``complete`` mask).
+
+    The linear predictor is computed row by row (einsum), so a row's prediction does not
+    depend on the other rows of its batch (BLAS gemv's rounding does).
+    """
+    eta = np.full(complete.shape[0], np.nan)
     if X.shape[0]:
-        # row by row (einsum), so a row's prediction does not depend on the other rows of the
-        # batch: streamed chunks give bit-for-bit the in-memory answer (BLAS gemv does not)
-        p[complete] = expit(np.einsum("ij,j->i", X, model.coefficients.to_numpy()))
-    if type == "probabilities":
+        eta[complete] = np.einsum("ij,j->i", X, coef)
+    if type == "link":
+        return eta
+    p = expit(eta)
+    if type in ("probabilities", "response"):
         return p
-    lo, hi = model.spec.labels
-    labels = np.where(p > model.p_tr, np.array([hi]), np.array([lo]))   # R: (p > p.tr) + 1
-    if complete.all():
-        return labels
-    labels = labels.astype(object)
-    labels[~complete] = None
-    return labels
+    lo, hi = labels
+    out = np.where(p > p_tr, np.array([hi]), np.array([lo]))   # R: (p > p.tr) + 1
+    missing = np.isnan(p)
+    if not missing.any():
+        return out
+    out = out.astype(object)
+    out[missing] = None
+    return out
 
 
 def summary(model: DPLR) -> DPLRSummary:
@@ -327,42 +351,30 @@ def _target_name(columns: list, target, what: str) -> str:
 
 
 def _quote(name: str) -> str:
-    import re
-
-    return name if re.match(r"^(?:[A-Za-z]|\.(?![0-9]))[A-Za-z0-9._]*$", name) else f"`{name}`"
+    return deparse(Name(name))
 
 
 def _as_covariates(x, n: int | None) -> pd.DataFrame:
-    if isinstance(x, pd.DataFrame):
-        frame = x.reset_index(drop=True).copy()
-        frame.columns = [str(c) for c in frame.columns]
-    elif isinstance(x, dict):
-        frame = pd.DataFrame(x)
+    if isinstance(x, (pd.DataFrame, dict, np.ndarray)):
+        frame = as_frame(x if not isinstance(x, np.ndarray) or x.ndim != 1 else x.reshape(-1, 1),
+                         "data (the covariates)")
     else:
-        arr = np.asarray(x)
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2:
-            raise ValueError(f"data (the covariates) must be 2-D, got shape {arr.shape}")
-        frame = pd.DataFrame(arr, columns=[f"X{j + 1}" for j in range(arr.shape[1])])
+        frame = as_frame(np.asarray(x), "data (the covariates)")
+    frame = frame.reset_index(drop=True)
     if n is not None and len(frame) != n:
         raise ValueError(f"the label vector has {n} values but data has {len(frame)} rows; they "
                          "must match")
-    return frame
+    return frame.copy()
 
 
 def _resolve(object, data, target):
     """(formula text, data frame) for every accepted input form."""
-    try:
-        from formulaic import Formula
-    except ImportError:  # pragma: no cover
-        Formula = ()
-    if isinstance(object, str) or (Formula and isinstance(object, Formula)):
+    if isinstance(object, str) or type(object).__module__.split(".")[0] == "formulaic":
         if data is None:
             raise TypeError("dplr(formula, data): data is required with a formula")
         if target is not None:
             raise TypeError("target is only used with a DataFrame or matrix object, not a formula")
-        return str(object), data
+        return formula_text(object), data
     if isinstance(object, pd.DataFrame):
         if data is not None:
             raise TypeError("dplr(DataFrame, ...): pass the covariates inside the DataFrame and "
@@ -524,6 +536,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
             raise ValueError("compat='PrivateLR' calibrates for covariate rows of norm <= 1 as "
                              "PrivateLR does; leave data_norm at 1 (or drop compat)")
     if accountant is not None:  # before anything reads the data
+        if compat is not None and eps > 0:
+            raise ValueError("compat='PrivateLR' reproduces R, whose eps guarantee does not hold; "
+                             "an accountant cannot be charged for it. Drop compat= (or the "
+                             "accountant)")
         require_budget(accountant, eps)
     rng = check_random_state(random_state)
     private = eps > 0 and not math.isinf(eps)
@@ -535,28 +551,54 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         if accountant is not None:
             accountant.spend(eps, note="dplr (Dask) coefficients")
         return fit
-    if levels is not None:
-        raise TypeError("levels= is for Dask DataFrames; in memory declare factor levels with "
-                        "pandas.Categorical(values, categories=[...])")
-
-    # ---- design ----------------------------------------------------------------------------
+    # ---- declarations -> schema -> rows ----------------------------------------------------
+    learn = not private or compat == "PrivateLR"
+    why = "a private fit (eps > 0)"
+    if private and compat is None:
+        if do_scale:
+            raise ValueError("do_scale=True scales with the mean, standard deviations and "
+                             "largest row norm of the private rows, so the fit would not be "
+                             "private. Scale the covariates with public bounds (see "
+                             "privatelr.public_bounds) and set data_norm; or pass "
+                             "compat='PrivateLR' for R's (not private) behaviour")
+        if threshold != "fixed":
+            raise ValueError(f"threshold={threshold!r} is chosen from the private training "
+                             "labels, so the model would not be private. Use threshold='fixed'; "
+                             "or pass compat='PrivateLR' for R's (not private) behaviour")
     formula_text, frame = _resolve(object, data, target)
-    design: Design = build_design(formula_text, frame)
-    spec = design.spec
-    X, y = design.X, design.y
+    spec = make_spec(formula_text, frame, levels=levels, learn=learn, why=why)
+    return fit_rows(spec, spec.rows(frame, raw=True), call=call, lambda_=lambda_, eps=eps,
+                    verbose=verbose, rp_dim=rp_dim, threshold=threshold, do_scale=do_scale,
+                    op=op, data_norm=data_norm, clip=clip, compat=compat, rng=rng,
+                    accountant=accountant, stacklevel=3)
+
+
+def fit_rows(spec: DesignSpec, rows, *, call: str, lambda_, eps: float, verbose: int,
+             rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float,
+             clip: bool, compat, rng, accountant=None, stacklevel: int = 2) -> DPLR:
+    """The pipeline after the schema: ``rows`` (raw design rows of ``spec``) → public map →
+    norm bound → calibration and release (:func:`privatelr.erm.fit`) → :class:`DPLR`.
+
+    Arguments are :func:`dplr`'s, already validated; ``rng`` is the fit's one Generator.
+    """
+    X, y = rows.X, rows.y
     n = X.shape[0]
-    if design.n_dropped:
-        warnings.warn(f"dplr: dropped {design.n_dropped} of {n + design.n_dropped} rows with "
-                      "missing values (R's na.omit); n counts the rows used", UserWarning,
-                      stacklevel=2)
-    if design.n_classes > 2:
-        warnings.warn(f"dplr: the response {spec.response!r} has {design.n_classes} classes; "
+    private = eps > 0 and not math.isinf(eps)
+    if n == 0:
+        raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    scan_rows("the design", X)          # NaN / infinite / overflowing values: a clear error
+    if rows.n_dropped:
+        warnings.warn(f"dplr: dropped {rows.n_dropped} of {n + rows.n_dropped} rows with "
+                      "missing values (R's na.omit); n counts the rows used and the guarantee "
+                      "is over these complete rows", UserWarning, stacklevel=stacklevel)
+    if spec.n_classes > 2:
+        warnings.warn(f"dplr: the response {spec.response!r} has {spec.n_classes} classes; "
                       f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
-                      f"({spec.labels[1]!r})", UserWarning, stacklevel=2)
+                      f"({spec.labels[1]!r})", UserWarning, stacklevel=stacklevel)
     unique = len(np.unique(y)) < 2
     if unique:
         warnings.warn("dplr: the response has a single value (unique outcome); the private fit "
-                      "is still run, status 'unique.outcomes'", UserWarning, stacklevel=2)
+                      "is still run, status 'unique.outcomes'", UserWarning, stacklevel=stacklevel)
     _say(verbose, 2, f"dplr: design {n} x {X.shape[1]} ({', '.join(spec.design_columns)}); "
                      f"response {spec.response} with {spec.labels[0]!r} coded 0")
 
@@ -568,18 +610,18 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     k = int(spec.intercept)
     cov = X[:, k:]
     scale_factor = 1.0
+    center = sd = None
 
-    # ---- do_scale (not private) ------------------------------------------------------------
+    # ---- do_scale (not private: compat or eps = 0 only) ------------------------------------
     if do_scale:
         if cov.shape[1] == 0:
             raise ValueError("do_scale=True needs at least one covariate")
         center, sd, scale_factor = standardise(cov)
         cov = (cov - center) / sd * scale_factor
-        spec.center, spec.scale, spec.scale_factor = center.tolist(), sd.tolist(), scale_factor
         if private:
             warnings.warn("dplr: do_scale=True scales with the data's mean, standard deviations "
-                          "and largest row norm, computed without noise: these are not private "
-                          "(scale with public bounds instead)", PrivacyWarning, stacklevel=2)
+                          "and largest row norm, computed without noise: NOT PRIVATE (compat="
+                          "'PrivateLR')", PrivacyWarning, stacklevel=stacklevel)
 
     # ---- random projection -----------------------------------------------------------------
     p_cov = cov.shape[1]
@@ -590,41 +632,40 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         _say(verbose, 1, f"dplr: randomly projecting onto {rp_dim} dimensions.")
         rp_p = achlioptas_matrix(p_cov, rp_dim, rng)
         q, did_rp = rp_dim, True
-        cov, n_proj_clipped = clip_rows(cov @ rp_p, data_norm)
-        _say(verbose, 2, f"dplr: {n_proj_clipped} projected rows clipped into data_norm")
-        spec.projection = rp_p.tolist()
-        spec.data_norm = data_norm
-        spec.columns = (["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(rp_dim)]
+        cov = np.einsum("ij,jk->ik", cov, rp_p)
     elif rp_dim > 0:
         warnings.warn(f"dplr: rp_dim={rp_dim} is not smaller than the number of covariates "
-                      f"({p_cov}); not projecting", UserWarning, stacklevel=2)
+                      f"({p_cov}); not projecting", UserWarning, stacklevel=stacklevel)
         _say(verbose, 1, "dplr: rp.dim larger than data dimension, not projecting.")
 
-    # ---- the norm bound --------------------------------------------------------------------
+    # ---- the norm bound (fail closed) ------------------------------------------------------
     n_exceeding = n_clipped = 0
-    if not did_rp:
-        sq = np.einsum("ij,ij->i", cov, cov)
-        over = sq > data_norm * data_norm * (1.0 + 1e-12)
-        n_exceeding = int(over.sum())
-        if n_exceeding and clip:
-            cov, n_clipped = clip_rows(cov, data_norm)
-        elif n_exceeding and private and compat is None:
-            _warn_rows_outside(n_exceeding, n, data_norm, math.sqrt(sq.max()), stacklevel=2)
+    norms = row_norms(cov)
+    over = norms > data_norm * (1.0 + 5e-13)
+    n_exceeding = int(over.sum())
+    if n_exceeding and clip:
+        cov, n_clipped = clip_rows(cov, data_norm)
+        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm")
+    elif n_exceeding and private and compat is None:
+        raise ValueError(_OUTSIDE_MESSAGE.format(data_norm=data_norm))
     if compat == "PrivateLR":
         B = 1.0
         if private:
-            extra = (f" and {n_exceeding} covariate rows exceed norm 1"
-                     if n_exceeding and not n_clipped else "")
-            warnings.warn("dplr: compat='PrivateLR' calibrates the noise for design rows of norm "
-                          "<= 1 as PrivateLR does, but the intercept column makes every row "
-                          f"longer than 1{extra}: the eps guarantee does not hold as stated. "
-                          "Use the default (compat=None) for a guarantee that holds",
-                          PrivacyWarning, stacklevel=2)
+            warnings.warn(_COMPAT_WARNING, PrivacyWarning, stacklevel=stacklevel)
     else:
         B = math.sqrt(data_norm * data_norm + 1.0) if k else data_norm
     Xfit = np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
     if Xfit.shape[1] == 0:
         raise ValueError("the model has no columns (no intercept and no covariates)")
+    columns = (["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(q)] if did_rp \
+        else None
+    spec = spec.with_preprocess(Preprocess(
+        center=None if center is None else tuple(center.tolist()),
+        scale=None if sd is None else tuple(sd.tolist()),
+        scale_factor=float(scale_factor) if do_scale else None,
+        projection=None if rp_p is None else tuple(map(tuple, rp_p.tolist())),
+        clip=float(data_norm) if clip else None,
+        columns=None if columns is None else tuple(columns)))
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_number(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")
 
@@ -641,17 +682,13 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                      f"{res.iterations} iterations, convergence {res.convergence}")
 
     coef = pd.Series(res.coef, index=list(spec.columns), name="coefficients")
-    prob = expit(Xfit @ res.coef)
+    prob = expit(np.einsum("ij,j->i", Xfit, res.coef))
     cindex = c_index(prob, y)                      # not private (as in R)
     if threshold == "fixed":
         p_tr = 0.5
     else:
         _say(verbose, 1, f"dplr: learning non-private threshold with method {threshold}")
         p_tr = best_threshold(prob, y, threshold)
-        if private:
-            warnings.warn(f"dplr: threshold={threshold!r} is chosen from the training labels "
-                          "without noise: p_tr is not private (use threshold='fixed')",
-                          PrivacyWarning, stacklevel=2)
     status = res.status
     if unique:
         status = "unique.outcomes" + (" nonconvergence" if res.convergence else "")
@@ -663,8 +700,21 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                 did_rp=did_rp, rp_dim=q, rp_p=rp_p, scaled=bool(do_scale), status=status,
                 formula=spec.formula_r, call=call, spec=spec, method=res.method,
                 norm_bound=float(B), data_norm=data_norm, compat=compat, threshold=threshold,
-                n_exceeding=n_exceeding, n_clipped=n_clipped, n_dropped=design.n_dropped,
+                n_exceeding=n_exceeding, n_clipped=n_clipped, n_dropped=rows.n_dropped,
                 scale_factor=float(scale_factor))
+
+
+_OUTSIDE_MESSAGE = (
+    "dplr: some covariate rows have L2 norm above data_norm={data_norm:g}, so the "
+    "differential-privacy guarantee would not hold (nothing was released). Choose data_norm "
+    "from public bounds on the covariates (privatelr.public_bounds turns per-column bounds into "
+    "data_norm and a public rescaling) and pass clip=True to clip the rows that exceed it; or "
+    "fit with eps=0 (not private), or compat='PrivateLR' (R's behaviour, not private)")
+_COMPAT_WARNING = (
+    "dplr: compat='PrivateLR' reproduces R's PrivateLR: the noise is calibrated for design rows "
+    "of norm <= 1 although the intercept makes every row longer, levels and the response "
+    "coding may be learned from the rows, and rows outside the unit ball are not clipped: "
+    "the eps guarantee does NOT hold. Use the default (compat=None) for a guarantee that holds")
 
 
 def _call_text(object, data, **kwargs) -> str:

@@ -5,14 +5,14 @@ bit for bit what the original returned (every float is written with Python's sho
 round-trip representation, so the coefficients, the stored scaling and the projection matrix are
 reproduced exactly).
 
-File layout (format version 1)
+File layout (format version 2)
 ------------------------------
 A JSON object (UTF-8, strict JSON: non-finite numbers are written as ``{"$float": "NaN"}``,
 ``{"$float": "Infinity"}`` or ``{"$float": "-Infinity"}``)::
 
     {
       "format": "privatelr.model",        # identifies the file type
-      "format_version": 1,                 # this layout; readers refuse newer versions
+      "format_version": 2,                 # this layout; readers refuse other versions
       "package_version": "0.1.0",          # privatelr that wrote the file (informative)
       "class": "DPLR",
       "formula": "am ~ mpg + factor(cyl)", # R's form, '.' expanded
@@ -38,12 +38,13 @@ privatelr is refused with the version numbers in the message), the checksum (pas
 ``verify=False`` to load a hand-edited file), then every field's type and shape. Any failure is a
 ``ValueError`` that says what is wrong.
 
-**Safety.** A design spec holds the code of the formula's terms (e.g. ``log(x)``), which
-``predict`` evaluates. Before a loaded spec is used, every such expression is parsed and checked
-against the small grammar privatelr itself generates: arithmetic, comparisons, the supported R
-functions and the data columns — no attribute access, subscripts, lambdas or other names. A
-file that fails the check is refused, so loading an untrusted model file cannot run arbitrary
-code.
+**Safety.** A model file holds data, never code. The design's terms are stored as R text
+(e.g. ``log(x)``), which is parsed again with the formula parser and interpreted with the
+formula interpreter's whitelist (:mod:`privatelr.design`) — nothing is evaluated as Python.
+Loading re-derives the term structure, the atoms and the column names from the stored formula
+and re-types every term: a file that loads holds nothing the fitting path would not have made
+(:meth:`~privatelr.design.DesignSpec.from_dict`). Every other field is checked for type, range
+and consistency (finite coefficients matching the design's columns, projection shape, ...).
 
 **Privacy.** Only the coefficients are ε-differentially private. The file also holds what the
 ``DPLR`` object holds: the C-index, the objective value, a data-driven threshold and the
@@ -66,12 +67,10 @@ True
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
 import os
-import re
 from dataclasses import fields
 from typing import Any
 
@@ -82,7 +81,7 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_dict", "model_from_dict", 
            "load_model", "dumps", "loads"]
 
 FORMAT_NAME = "privatelr.model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # DPLR fields stored at the top level (under another key where noted); the rest go to "fit".
 _TOP = {"formula": "formula", "status": "status", "eps": "eps", "lambda_": "lambda",
@@ -229,93 +228,61 @@ def _float_list(v, where: str) -> np.ndarray:
     return np.array(v, dtype=np.float64)
 
 
-# ---- the code inside a design spec ------------------------------------------------------------
+# ---- the fields of a DPLR ---------------------------------------------------------------------
 
-_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call,
-                  ast.Name, ast.Constant, ast.keyword, ast.List, ast.Tuple, ast.Load,
-                  ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
-_VAR = re.compile(r"^_[uv]\d+_$")
+def _nonneg_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _allowed_functions() -> set[str]:
-    from .design import _FUNCTIONS, _fn_key
-
-    return {_fn_key(k) for k in _FUNCTIONS} | {"_f_in"}
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _check_code(code, where: str, n_vars: int | None, var_prefix: str) -> None:
-    """Refuse any expression that is not of the form privatelr generates (see module docs)."""
-    if not isinstance(code, str) or len(code) > 10000:
-        raise _Bad(f"{where}: code must be a string")
-    try:
-        tree = ast.parse(code, mode="eval")
-    except SyntaxError:
-        raise _Bad(f"{where}: unreadable term code {code!r}") from None
-    funcs = _allowed_functions()
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES):
-            raise _Bad(f"{where}: term code {code!r} contains a {type(node).__name__}, which "
-                       "privatelr never writes; refusing to load it")
-        if isinstance(node, ast.Name):
-            if node.id in funcs or node.id in ("True", "False"):
-                continue
-            if not (_VAR.match(node.id) and node.id[1] == var_prefix):
-                raise _Bad(f"{where}: term code {code!r} uses the name {node.id!r}; refusing "
-                           "to load it")
-            if n_vars is not None and int(node.id[2:-1]) >= n_vars:
-                raise _Bad(f"{where}: term code {code!r} refers to variable {node.id} but the "
-                           f"term reads only {n_vars} variable(s)")
-        elif isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in funcs):
-                raise _Bad(f"{where}: term code {code!r} calls something other than the "
-                           "supported R functions; refusing to load it")
-        elif isinstance(node, ast.Constant):
-            if not isinstance(node.value, (int, float, str, bool)) or node.value is None:
-                raise _Bad(f"{where}: term code {code!r} has a constant of type "
-                           f"{type(node.value).__name__}")
-        elif isinstance(node, ast.keyword) and node.arg is None:
-            raise _Bad(f"{where}: term code {code!r} uses **kwargs; refusing to load it")
+def _finite(v) -> bool:
+    return _real(v) and math.isfinite(v)
 
 
-def _check_spec(d: dict) -> None:
-    """Structural checks on the design dict before DesignSpec.from_dict and predict use it."""
-    where = "design"
-    for key in ("variables", "atoms", "formulaic_columns", "design_columns", "columns"):
-        _need(d, key, list, where)
-    variables = d["variables"]
-    if not all(isinstance(v, str) for v in variables):
-        raise _Bad("design: variables must be column names (strings)")
-    for i, atom in enumerate(d["atoms"]):
-        w = f"design: atom {i + 1}"
-        if not isinstance(atom, dict):
-            raise _Bad(f"{w} must be an object")
-        for key in ("id", "name", "code", "vars", "kind"):
-            _need(atom, key, (str, list), w)
-        if not isinstance(atom["vars"], list) or not all(v in variables for v in atom["vars"]):
-            raise _Bad(f"{w}: vars {atom['vars']!r} must be among design variables {variables}")
-        if atom["kind"] not in ("numeric", "factor"):
-            raise _Bad(f"{w}: kind must be 'numeric' or 'factor', got {atom['kind']!r}")
-        if atom["kind"] == "factor":
-            levels = atom.get("levels")
-            if not isinstance(levels, list) or not all(isinstance(lv, str) for lv in levels):
-                raise _Bad(f"{w}: a factor needs a list of level labels")
-        _check_code(atom["code"], w, len(atom["vars"]), "u")
-    if "response_code" in d:
-        _check_code(d["response_code"], "design: response", None, "v")
-    k = 1 if d.get("intercept") else 0
-    p = len(d["design_columns"]) - k
-    for key in ("center", "scale"):
-        if d.get(key) is not None and len(_float_list(d[key], f"design: {key}")) != p:
-            raise _Bad(f"design: {key} must have {p} entries (one per covariate)")
-    if d.get("projection") is not None:
-        rows = d["projection"]
-        if not isinstance(rows, list) or len(rows) != p:
-            raise _Bad(f"design: projection must have {p} rows (one per covariate)")
-        q = len(d["columns"]) - k
-        for r in rows:
-            if len(_float_list(r, "design: projection row")) != q:
-                raise _Bad(f"design: projection rows must have {q} entries")
-        _need(d, "data_norm", float, "design")
+#: Every DPLR field kept in a model file (besides coefficients, spec, threshold) -> its check.
+_FIELD_CHECKS = {
+    "value": lambda v: _real(v),
+    "counts": lambda v: isinstance(v, dict) and len(v) <= 10 and all(
+        isinstance(k, str) and (v[k] is None or _nonneg_int(v[k])) for k in v),
+    "convergence": _nonneg_int,
+    "message": lambda v: isinstance(v, str) and len(v) <= 10_000,
+    "CIndex": _real,
+    "eps": lambda v: _real(v) and v >= 0,
+    "eps_eff": lambda v: _finite(v) and v >= 0,
+    "penalty": lambda v: _finite(v) and v >= 0,
+    "lambda_": lambda v: _finite(v) and v > 0,
+    "n": lambda v: _nonneg_int(v) and v > 0,
+    "d": lambda v: _nonneg_int(v) and v > 0,
+    "did_rp": lambda v: isinstance(v, bool),
+    "rp_dim": lambda v: v is None or (_nonneg_int(v) and v > 0),
+    "scaled": lambda v: isinstance(v, bool),
+    "status": lambda v: isinstance(v, str) and len(v) <= 200,
+    "formula": lambda v: isinstance(v, str),
+    "call": lambda v: isinstance(v, str) and len(v) <= 100_000,
+    "method": lambda v: v in ("objective", "output", "nonprivate"),
+    "norm_bound": lambda v: _finite(v) and v > 0,
+    "data_norm": lambda v: _finite(v) and v > 0,
+    "compat": lambda v: v in (None, "PrivateLR"),
+    "n_exceeding": _nonneg_int,
+    "n_clipped": _nonneg_int,
+    "n_dropped": _nonneg_int,
+    "scale_factor": lambda v: _finite(v) and v > 0,
+}
+
+
+def _check_fields(kwargs: dict) -> None:
+    for name, ok in _FIELD_CHECKS.items():
+        if name not in kwargs:
+            raise _Bad(f"missing field {name!r}")
+        try:
+            good = bool(ok(kwargs[name]))
+        except TypeError:
+            good = False
+        if not good:
+            raise _Bad(f"field {name!r} has a bad value {str(kwargs[name])[:80]!r}")
 
 
 def model_from_dict(payload: dict, *, verify: bool = True):
@@ -331,6 +298,11 @@ def model_from_dict(payload: dict, *, verify: bool = True):
     version = payload.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"corrupted privatelr model file: bad format_version {version!r}")
+    if version < FORMAT_VERSION:
+        raise ValueError(f"this model file has format version {version} (privatelr "
+                         f"{payload.get('package_version', '?')}), whose terms are stored as "
+                         "code, which this privatelr no longer runs: refit the model and save "
+                         "it again")
     if version > FORMAT_VERSION:
         from . import __version__
 
@@ -359,11 +331,10 @@ def model_from_dict(payload: dict, *, verify: bool = True):
             raise _Bad("coefficients: values must be finite")
         thr = _need(payload, "threshold", dict, "model")
         design = _need(payload, "design", dict, "model")
-        _check_spec(design)
         try:
             spec = DesignSpec.from_dict(design)
-        except (TypeError, ValueError) as exc:
-            raise _Bad(f"design: {exc}") from None
+        except (TypeError, ValueError, KeyError, RecursionError) as exc:
+            raise _Bad(f"{exc}") from None
         if list(spec.columns) != names:
             raise _Bad(f"coefficients: names {names} differ from the design's columns "
                        f"{spec.columns}")
@@ -374,19 +345,29 @@ def model_from_dict(payload: dict, *, verify: bool = True):
         kwargs["coefficients"] = pd.Series(values, index=names, name="coefficients")
         kwargs["spec"] = spec
         kwargs["threshold"] = _need(thr, "method", str, "threshold")
+        if kwargs["threshold"] not in ("fixed", "youden", "topleft"):
+            raise _Bad(f"threshold: unknown method {kwargs['threshold']!r}")
         kwargs["p_tr"] = _need(thr, "p_tr", float, "threshold")
-        kwargs["rp_p"] = (np.array(spec.projection, dtype=np.float64)
-                          if spec.projection is not None else None)
+        if not 0.0 <= kwargs["p_tr"] <= 1.0:
+            raise _Bad("threshold: p_tr must lie in [0, 1]")
+        pre = spec.preprocess
+        kwargs["rp_p"] = (np.array(pre.projection, dtype=np.float64)
+                          if pre is not None and pre.projection is not None else None)
         known = {f.name for f in fields(DPLR)}
         unknown = set(kwargs) - known
         if unknown:
             raise _Bad(f"fit: unknown field(s) {sorted(unknown)}")
-        for key in ("eps", "lambda_"):
-            kwargs[key] = _need(kwargs, key, float, "model")
-        for key in ("n", "d", "convergence"):
-            kwargs[key] = _need(kwargs, key, int, "fit")
+        _check_fields(kwargs)
+        for key in ("eps", "lambda_", "value", "CIndex", "eps_eff", "penalty", "norm_bound",
+                    "data_norm", "scale_factor"):
+            kwargs[key] = float(kwargs[key])
         if kwargs["d"] != len(values):
             raise _Bad(f"fit: d = {kwargs['d']} but there are {len(values)} coefficients")
+        if kwargs["formula"] != spec.formula_r:
+            raise _Bad("fit: the formula differs from the design's")
+        if kwargs["did_rp"] != (kwargs["rp_p"] is not None) or \
+                kwargs["rp_dim"] != (None if kwargs["rp_p"] is None else kwargs["rp_p"].shape[1]):
+            raise _Bad("fit: did_rp/rp_dim disagree with the design's projection")
         model = DPLR(**kwargs)
     except _Bad as exc:
         raise ValueError(f"corrupted privatelr model file: {exc}") from None
@@ -403,10 +384,14 @@ def _encode_floats_back(body: dict) -> dict:
 
 def loads(text: str, *, verify: bool = True):
     """Rebuild a model from the text of a model file (see :func:`load_model`)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     try:
         payload = json.loads(text, object_hook=_decode_hook)
     except (json.JSONDecodeError, ValueError) as exc:
         raise ValueError(f"corrupted privatelr model file: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError("corrupted privatelr model file: the JSON is nested too deeply") from None
     return model_from_dict(payload, verify=verify)
 
 

@@ -81,24 +81,13 @@ def _model_scores(model, data):
     from .dplr import DPLR
 
     if isinstance(model, DPLR):
-        from .design import build_design
-
         try:
-            design = build_design(model.spec.formula, data)
+            rows = model.spec.rows(data)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"plot_roc: data must hold the model's response and covariates "
                              f"({model.formula}): {exc}") from None
-        if design.spec.design_columns != model.spec.design_columns:
-            raise ValueError("plot_roc: data gives design columns "
-                             f"{design.spec.design_columns}, the model has "
-                             f"{model.spec.design_columns} (a factor level missing?)")
-        if design.spec.response_levels[:1] != model.spec.response_levels[:1]:
-            raise ValueError("plot_roc: the response's first level (coded 0) in data is "
-                             f"{design.spec.response_levels[:1]}, the model's is "
-                             f"{model.spec.response_levels[:1]}")
-        X = model.spec.finish(design.X)
-        p = expit(X @ model.coefficients.to_numpy())
-        return p, design.y, model.p_tr, "dplr"
+        p = expit(np.einsum("ij,j->i", rows.X, model.coefficients.to_numpy()))
+        return p, rows.y, model.p_tr, "dplr"
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("plot_roc(model, data): data must be a DataFrame for a DPLR model, or "
                         "a tuple (X, y) for a model with predict_proba or decision_function")

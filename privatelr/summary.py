@@ -118,6 +118,12 @@ class DPLRSummary:
         return "<pre>" + html.escape(str(self)) + "</pre>"
 
 
+#: The first line of every summary of a fit whose guarantee does not hold.
+VOID_HEADLINE = (" NOT PRIVATE: compat='PrivateLR' reproduces R's PrivateLR (norm bound 1 despite "
+                 "the intercept, rows not clipped, structure learned from the data); the stated "
+                 "eps does not hold.")
+
+
 def summarize(model) -> DPLRSummary:
     """Build the summary of a fitted :class:`~privatelr.dplr.DPLR` model."""
     common = {
@@ -130,6 +136,8 @@ def summarize(model) -> DPLRSummary:
     if model.did_rp:
         common["rp_dim"] = f" Number of dimensions in random projection: {model.rp_dim}"
     notes = []
+    if model.compat == "PrivateLR" and model.method != "nonprivate":
+        notes.append(VOID_HEADLINE)
     if model.method == "nonprivate":
         notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
     else:
@@ -149,12 +157,10 @@ def summarize(model) -> DPLRSummary:
         if model.scaled:
             extra.append("the do_scale centre/scale")
         listed = extra[0] if len(extra) == 1 else ", ".join(extra[:-1]) + " and " + extra[-1]
-        notes.append(" Note: only the coefficients are eps-differentially private; "
-                     f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the data "
-                     "without noise.")
-        if model.n_exceeding and not model.n_clipped:
-            notes.append(f" Warning: {model.n_exceeding} covariate rows exceed data_norm; the "
-                         "guarantee does not hold for them.")
+        if model.compat is None:
+            notes.append(" Note: only the coefficients are eps-differentially private; "
+                         f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
+                         "data without noise.")
     notes.append(f" Classification threshold (p.tr): {r_number(model.p_tr)}")
     coefs = {k: float(v) for k, v in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes)
@@ -237,9 +243,12 @@ def dplr_html(model) -> str:
     ]
     if model.did_rp:
         rows.append(("Random projection dimension", model.rp_dim, ""))
-    if model.n_exceeding and not model.n_clipped and model.method != "nonprivate":
-        rows.append(("Rows above data_norm (guarantee void for them)", model.n_exceeding, "leak"))
-    return _html_table(s.formula, rows, s.coefficients, s.notes)
+    title = s.formula
+    if model.compat == "PrivateLR" and model.method != "nonprivate":
+        rows.insert(0, ("Guarantee", "NOT PRIVATE (compat='PrivateLR'): the stated eps does not "
+                                     "hold", "leak"))
+        title = "NOT PRIVATE — " + title
+    return _html_table(title, rows, s.coefficients, s.notes)
 
 
 def walr_html(result) -> str:

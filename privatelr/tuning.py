@@ -201,20 +201,10 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     return best
 
 
-def _is_first_level(raw: pd.Series, first) -> np.ndarray:
-    """Whether each raw response value is the model's 0-coded value (row by row)."""
-    if pd.api.types.is_numeric_dtype(raw.dtype) or pd.api.types.is_bool_dtype(raw.dtype):
-        try:
-            return raw.to_numpy(dtype=np.float64) == float(first)
-        except (TypeError, ValueError):
-            pass
-    return raw.astype(str).to_numpy() == str(first)
-
-
 def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, op: bool = True,
               *, data_norm: float = 1.0, clip: bool = False, rp_dim: int = 0,
               compat: str | None = None, verbose: int = 0, random_state=None,
-              accountant=None):
+              accountant=None, levels: dict | None = None):
     r"""Choose λ for :func:`privatelr.dplr` privately; returns the chosen ``DPLR`` fit.
 
     The same procedure as :func:`tune_classification_model` over ``dplr`` fits: the rows of
@@ -252,6 +242,9 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         Objective perturbation (True) or output perturbation.
     data_norm, clip, rp_dim, compat, verbose
         Passed to every ``dplr`` call (see :func:`privatelr.dplr`).
+    levels : dict, optional
+        Declared factor levels ``{column: [level, ...]}`` (see :func:`privatelr.dplr`). The
+        design is built once, for every candidate and the validation group alike.
     random_state : int, numpy.random.Generator or None
         One Generator drives every fit and the selection.
     accountant : privatelr.PrivacyAccountant, optional
@@ -275,8 +268,8 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     >>> m.tuning.candidates, m.tuning.group_sizes
     ((0.001, 0.01, 0.1), (38, 38, 37, 37))
     """
-    from .design import build_design
-    from .dplr import dplr
+    from .design import as_frame, formula_text, make_spec
+    from .dplr import fit_rows
 
     if isinstance(lambdas, (str, bytes)) or not hasattr(lambdas, "__iter__"):
         raise TypeError(f"lambdas must be a sequence of positive numbers, got {lambdas!r}")
@@ -285,35 +278,43 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     if not lambdas:
         raise ValueError("lambdas is empty: give at least one candidate regulariser")
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    if compat is not None and (not isinstance(compat, str) or compat.lower() != "privatelr"):
+        raise ValueError(f"compat must be None or 'PrivateLR', got {compat!r}")
+    compat = None if compat is None else "PrivateLR"
     if accountant is not None:  # one spend of eps (parallel composition), before any data
+        if compat is not None and eps > 0:
+            raise ValueError("compat='PrivateLR' fits are not private; an accountant cannot be "
+                             "charged for them")
         require_budget(accountant, eps)
-    if isinstance(data, pd.DataFrame):
-        frame = data.reset_index(drop=True)
-    elif isinstance(data, dict):
-        frame = pd.DataFrame(data)
-    else:
+    if not isinstance(data, (pd.DataFrame, dict)):
         raise TypeError(f"data must be a pandas DataFrame or a dict of columns, got "
                         f"{type(data).__name__}")
+    frame = as_frame(data).reset_index(drop=True)
+    private = eps > 0 and not np.isinf(eps)
+    # the structure (levels, response coding, columns) is fixed ONCE for every candidate and
+    # the validation group: from declarations in a private fit, so a level seen only in one
+    # group changes nothing
+    spec = make_spec(formula_text(formula), frame, levels=levels,
+                     learn=not private or compat is not None, why="private tuning (eps > 0)")
     m = len(lambdas)
     train, valid = dppack_split(len(frame), m)
     rng = check_random_state(random_state)
 
     valid_frame = frame.iloc[valid].reset_index(drop=True)
-    vdesign = build_design(formula, valid_frame)
-    raw = pd.Series(vdesign.y_raw).reset_index(drop=True)
-    vcomplete = np.asarray(vdesign.complete if vdesign.complete is not None
-                           else np.ones(len(valid_frame), bool))
+    vrows = spec.rows(valid_frame, raw=True, what="the validation group")
+    observed_hi = vrows.y == 1.0
     fits = []
     errors = np.empty(m)
     for j, (lam, rows) in enumerate(zip(lambdas, train)):
-        fit = dplr(formula, frame.iloc[rows].reset_index(drop=True), lambda_=lam, eps=eps, op=op,
-                   data_norm=data_norm, clip=clip, rp_dim=rp_dim, compat=compat,
-                   verbose=verbose, random_state=rng)
-        p = fit.predict(valid_frame)[vcomplete]
+        group = spec.rows(frame.iloc[rows].reset_index(drop=True), raw=True,
+                          what=f"training group {j + 1}")
+        fit = fit_rows(spec, group, call=f"dplr_tune candidate {j + 1}", lambda_=lam, eps=eps,
+                       verbose=verbose, rp_dim=rp_dim, threshold="fixed", do_scale=False, op=op,
+                       data_norm=data_norm, clip=clip, compat=compat, rng=rng, stacklevel=3)
+        p = fit.predict(valid_frame)[vrows.complete]
         ok = ~np.isnan(p)
-        predicted_hi = p[ok] > fit.p_tr
-        observed_hi = ~_is_first_level(raw[ok], fit.spec.response_levels[0])
-        errors[j] = np.count_nonzero(predicted_hi != observed_hi)
+        errors[j] = np.count_nonzero((p[ok] > fit.p_tr) != observed_hi[ok])
         fits.append(fit)
     chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned

@@ -877,7 +877,10 @@ def _formula_design(formula, data):
     """R-style design via :func:`privatelr.design.build_design` (shared with ``dplr``)."""
     from .design import build_design
 
-    design = build_design(formula, data)
+    # label privacy: the features (and their factor levels) are the trainer's own, public to
+    # it; the coding of the private labels is never learned from them
+    design = build_design(formula, data, learn=True, learn_response=False,
+                          why="a label-private release (WALR)")
     if design.n_classes > 2:
         raise ValueError(f"the response of {formula!r} has {design.n_classes} values; WALR needs a "
                          "two-valued (0/1, logical or two-level factor) response")

@@ -14,5 +14,6 @@ def test_demo_prints_summary():
                   " Convergence of optimization : TRUE", " C-index (AUC):", " Status: ok",
                   "(Intercept)"):
         assert label in text
-    assert "PrivacyWarning" in out.stderr          # raw iris rows exceed the norm bound
+    assert "PrivacyWarning" in out.stderr          # R's calibration: the guarantee is void
+    assert "NOT PRIVATE" in text and 'compat="PrivateLR"' in text
     assert "data_norm=20, clip=True" in text and "noise is as large as the signal" in text

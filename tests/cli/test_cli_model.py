@@ -43,20 +43,28 @@ def cars_csv(tmp_path_factory):
 
 
 FORMULA = "am ~ mpg + factor(cyl) + gearname + wt"
+LEVELS = {"cyl": ["4", "6", "8"], "gearname": ["three", "four", "five"]}
+LEVEL_ARGS = ["--levels", "cyl=4,6,8", "--levels", "gearname=three,four,five"]
 
 
 def test_fit_predict_summary_match_the_python_api(tmp_path, cars_csv):
     model_path = tmp_path / "m.json"
     proc = run("fit", str(cars_csv), "--formula", FORMULA, "--eps", "1", "--data-norm", "40",
-               "--clip", "--seed", "5", "--out", str(model_path))
+               "--clip", "--seed", "5", "--out", str(model_path), *LEVEL_ARGS)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("am ~ mpg + factor(cyl) + gearname + wt")
     assert "Privacy level: 1" in proc.stdout
     model = load_model(model_path)
     frame = pd.read_csv(cars_csv)
-    ref = dplr(FORMULA, frame, eps=1.0, data_norm=40.0, clip=True, random_state=5)
+    ref = dplr(FORMULA, frame, eps=1.0, data_norm=40.0, clip=True, random_state=5,
+               levels=LEVELS)
     assert model.coefficients.equals(ref.coefficients)  # same seed, same draw, same numbers
-    assert "gearnamethree" in model.coefficients.index  # string column became a factor
+    assert "gearnamefive" in model.coefficients.index  # string column became a factor
+    # without declared levels a private fit refuses (exit 2) and writes nothing
+    proc = run("fit", str(cars_csv), "--formula", FORMULA, "--eps", "1", "--data-norm", "40",
+               "--clip", "--out", str(tmp_path / "none.json"))
+    assert proc.returncode == 2 and "--levels" not in proc.stderr.split("error:")[0]
+    assert "levels" in proc.stderr and not (tmp_path / "none.json").exists()
 
     out = tmp_path / "p.csv"
     proc = run("predict", str(model_path), str(cars_csv), "--out", str(out), "--chunk-size", "7")
@@ -79,7 +87,7 @@ def test_options_reach_dplr(tmp_path, cars_csv, capsys):
     code, out, err = main_inproc(
         capsys, "fit", cars_csv, "--formula", "am ~ mpg + hp + wt + qsec", "--eps", "2",
         "--lambda", "0.5", "--output-perturbation", "--threshold", "youden", "--do-scale",
-        "--rp-dim", "2", "--seed", "3", "--out", model_path)
+        "--rp-dim", "2", "--seed", "3", "--out", model_path, "--compat", "PrivateLR")
     assert code == 0, err
     m = load_model(model_path)
     assert (m.method, m.lambda_, m.threshold, m.scaled, m.did_rp, m.rp_dim) == \
@@ -102,7 +110,8 @@ def test_predict_streams_one_chunk_at_a_time(tmp_path, monkeypatch):
     frame.to_csv(csv, index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        model = dplr("y ~ x + g", frame, eps=1.0, random_state=1, clip=True)
+        model = dplr("y ~ x + g", frame, eps=1.0, random_state=1, clip=True,
+                     levels={"g": ["a", "b", "c"]})
 
     seen, alive_at_next = [], []
     original = cli._iter_chunks
@@ -149,7 +158,7 @@ def test_100k_row_csv_fit_and_predict(tmp_path):
     frame.to_csv(csv, index=False)
     model_path = tmp_path / "big.json"
     proc = run("fit", str(csv), "--formula", "y ~ x1 + x2 + grp", "--eps", "1", "--seed", "9",
-               "--clip", "--out", str(model_path))
+               "--clip", "--out", str(model_path), "--levels", "grp=north,south,east")
     assert proc.returncode == 0, proc.stderr
     model = load_model(model_path)
     assert model.n == n - len(range(0, n, 997))

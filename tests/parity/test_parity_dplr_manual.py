@@ -82,7 +82,7 @@ def test_eps2_example(iris, seed):
 
 
 def test_pred_predict_summary(iris):
-    model = _fit(iris["Species"], iris.iloc[:, :4], random_state=0)
+    model = _fit(iris["Species"], iris.iloc[:, :4], compat="PrivateLR", random_state=0)
     p1 = model.pred(iris)
     p2 = predict(model, iris)
     np.testing.assert_array_equal(p1, p2)
@@ -94,7 +94,14 @@ def test_pred_predict_summary(iris):
     assert text.startswith("dplr.class ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width")
 
 
-def test_raw_iris_rows_exceed_the_bound_and_we_say_so(iris):
-    """R silently calibrates for ||x|| <= 1 although iris rows have norm up to 11.1."""
-    with pytest.warns(PrivacyWarning, match="150 of 150 covariate rows"):
+def test_raw_iris_rows_exceed_the_bound_and_we_fail_closed(iris):
+    """R silently calibrates for ||x|| <= 1 although iris rows have norm up to 11.1: the
+    default refuses (nothing released) and names the fixes; compat='PrivateLR' reproduces R and
+    says that the guarantee does not hold; a public bound with clipping makes it hold."""
+    with pytest.raises(ValueError, match="above data_norm=1.*clip=True.*compat='PrivateLR'"):
         dplr("I(Species != 'setosa') ~ .", iris, random_state=0)
+    with pytest.warns(PrivacyWarning, match="does NOT hold"):
+        r = dplr("I(Species != 'setosa') ~ .", iris, random_state=0, compat="PrivateLR")
+    assert "NOT PRIVATE" in str(summary(r))
+    ok = dplr("I(Species != 'setosa') ~ .", iris, random_state=0, data_norm=20, clip=True)
+    assert ok.compat is None and "NOT PRIVATE" not in str(summary(ok))

@@ -145,13 +145,11 @@ def test_na_rows_dropped_with_warning(iris01):
 
 # ---- privacy warnings ------------------------------------------------------------------------
 
-def test_norm_warning_once_and_clip(iris):
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        m = dplr("I(Species == 'setosa') ~ .", iris, random_state=0)
-    pw = [w for w in rec if issubclass(w.category, PrivacyWarning)]
-    assert len(pw) == 1 and "150 of 150" in str(pw[0].message) and "largest" in str(pw[0].message)
-    assert m.n_exceeding == 150 and m.n_clipped == 0
+def test_rows_outside_the_bound_fail_closed_and_clip(iris):
+    # nothing is released, and the message holds no statistic of the data (no count, no norm)
+    with pytest.raises(ValueError, match="above data_norm=1") as info:
+        dplr("I(Species == 'setosa') ~ .", iris, random_state=0)
+    assert "150" not in str(info.value) and "largest" not in str(info.value)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
         m = dplr("I(Species == 'setosa') ~ .", iris, clip=True, random_state=0)
@@ -172,12 +170,20 @@ def test_compat_warns_about_intercept(iris01):
     assert m.penalty == pytest.approx(0.1)          # R's eps/10 with the default lambda
 
 
-def test_threshold_and_scale_warn(iris01):
-    with pytest.warns(PrivacyWarning, match="threshold"):
-        m = dplr("I(Species == 'setosa') ~ .", iris01, threshold="youden", random_state=0)
+def test_threshold_and_scale_fail_closed_unless_compat(iris01):
+    # both learn from the private rows: a private fit refuses them and names the fixes
+    with pytest.raises(ValueError, match="threshold='fixed'.*compat='PrivateLR'"):
+        dplr("I(Species == 'setosa') ~ .", iris01, threshold="youden", random_state=0)
+    with pytest.raises(ValueError, match="public bounds.*compat='PrivateLR'"):
+        dplr("I(Species == 'setosa') ~ .", iris01, do_scale=True, random_state=0)
+    # R's behaviour, labelled as not private
+    with pytest.warns(PrivacyWarning, match="does NOT hold"):
+        m = dplr("I(Species == 'setosa') ~ .", iris01, threshold="youden", random_state=0,
+                 compat="PrivateLR")
     assert m.p_tr != 0.5 and m.threshold == "youden"
     with pytest.warns(PrivacyWarning, match="do_scale"):
-        m = dplr("I(Species == 'setosa') ~ .", iris01, do_scale=True, random_state=0)
+        m = dplr("I(Species == 'setosa') ~ .", iris01, do_scale=True, random_state=0,
+                 compat="PrivateLR")
     assert m.scaled and 0 < m.scale_factor < 1
 
 
@@ -260,7 +266,7 @@ def test_predict_one_row_unseen_levels_missing_columns(mtcars):
 
 
 def test_do_scale_predictions_whole_equals_single_rows(mtcars):
-    m = _quiet("am ~ mpg + hp + wt", mtcars, do_scale=True, random_state=0)
+    m = _quiet("am ~ mpg + hp + wt", mtcars, do_scale=True, random_state=0, compat="PrivateLR")
     whole = m.predict(mtcars)
     singles = np.array([m.predict(mtcars.iloc[[i]])[0] for i in range(len(mtcars))])
     np.testing.assert_allclose(singles, whole, rtol=1e-12)
@@ -271,7 +277,7 @@ def test_do_scale_predictions_whole_equals_single_rows(mtcars):
 
 def test_spec_json_roundtrip_predicts_identically(iris01):
     m = _quiet("Species ~ log(Sepal.Length) + Petal.Width * Species", iris01, rp_dim=2,
-               random_state=3)
+               random_state=3, clip=True)
     spec = DesignSpec.from_dict(json.loads(json.dumps(m.spec.to_dict())))
     X, _ = spec.transform(iris01)
     X0, _ = m.spec.transform(iris01)

@@ -45,7 +45,8 @@ Y01 = (X01[:, 0] > 0.5).astype(int)
 def _model():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return dplr("y ~ a + f", DF, random_state=0)
+        return dplr("y ~ a + f", DF, random_state=0, levels={"f": ["x", "y"]}, data_norm=2.0,
+                    clip=True)
 
 
 def _csv() -> str:
@@ -123,12 +124,15 @@ CASES = [
       lambda: dplr("y ~ a", DF.iloc[:1], random_state=0), "warns UserWarning", r"single value"),
     C("dplr-all-equal-labels", "dplr", "all labels equal",
       lambda: dplr("y ~ a", DF.assign(y=1), random_state=0), "warns UserWarning", r"single value"),
-    C("dplr-three-classes", "dplr", "numeric response with three values",
+    C("dplr-three-classes", "dplr", "numeric response with three values (private fit)",
       lambda: dplr("y ~ a", DF.assign(y=[0, 1, 2, 0, 1, 2, 0, 1]), random_state=0),
+      "ValueError", r"only 0 and 1"),
+    C("dplr-three-classes-eps0", "dplr", "numeric response with three values (eps = 0)",
+      lambda: dplr("y ~ a", DF.assign(y=[0, 1, 2, 0, 1, 2, 0, 1]), eps=0),
       "warns UserWarning", r"3 classes"),
     C("dplr-rows-outside-ball", "dplr", "covariate rows above data_norm (not clipped)",
-      lambda: dplr("y ~ a", DF.assign(a=DF.a * 10), random_state=0), "warns PrivacyWarning",
-      r"data_norm"),
+      lambda: dplr("y ~ a", DF.assign(a=DF.a * 10), random_state=0), "ValueError",
+      r"data_norm.*clip=True"),
     C("dplr-object-42", "dplr", "object = 42",
       lambda: dplr(42), "TypeError", r"accepts"),
     C("dplr-data-string", "dplr", "data = 'notadf'",

@@ -27,15 +27,23 @@ def _cars():
     return cars
 
 
+LEVELS = {"cyl": [4, 6, 8], "gearname": ["five", "four", "three"], "vs": [0, 1]}
+
 CASES = {
-    # factor from a string column, factor(), an interaction with a numeric, log()
+    # factor from a string column, factor(), an interaction with a numeric, log(); the levels
+    # are declared (a private fit never learns them from the rows)
     "factors": lambda: (_fit("am ~ log(mpg) + factor(cyl) + gearname + wt:factor(vs)", _cars(),
-                             eps=1.0, random_state=4, clip=True, data_norm=3.0), _cars()),
+                             eps=1.0, random_state=4, clip=True, data_norm=3.0, levels=LEVELS),
+                        _cars()),
+    # R's do.scale (not private: compat mode)
     "do_scale": lambda: (_fit("Species ~ .", load_iris(), eps=1.0, do_scale=True,
-                              random_state=5), load_iris()),
+                              random_state=5, compat="PrivateLR"), load_iris()),
     "projection": lambda: (_fit("I(Species == 'virginica') ~ .", load_iris(), eps=2.0, rp_dim=2,
-                                random_state=6, threshold="youden", clip=True, data_norm=10.0),
+                                random_state=6, threshold="youden", compat="PrivateLR"),
                            load_iris()),
+    "projection_clipped": lambda: (_fit("I(Species == 'virginica') ~ .", load_iris(), eps=2.0,
+                                        rp_dim=2, random_state=6, clip=True, data_norm=10.0),
+                                   load_iris()),
     "output_perturbation": lambda: (_fit("am ~ mpg + hp", _cars(), eps=1.0, op=False,
                                          lambda_=0.05, random_state=7, clip=True,
                                          data_norm=400.0), _cars()),
@@ -70,13 +78,13 @@ def test_save_load_predict_is_bit_for_bit(tmp_path, case):
 def test_projection_and_scaling_are_in_the_file(tmp_path):
     model, _ = CASES["projection"]()
     d = json.loads(model.to_json())
-    assert np.array_equal(np.array(d["design"]["projection"]), model.rp_p)
+    assert np.array_equal(np.array(d["design"]["preprocess"]["projection"]), model.rp_p)
     assert d["threshold"]["method"] == "youden" and d["threshold"]["p_tr"] == model.p_tr
     assert d["coefficients"]["names"] == ["(Intercept)", "dim.1", "dim.2"]
     scaled_model, _ = CASES["do_scale"]()
     d = json.loads(scaled_model.to_json())
-    assert d["design"]["scale_factor"] == scaled_model.scale_factor
-    assert len(d["design"]["center"]) == 4
+    assert d["design"]["preprocess"]["scale_factor"] == scaled_model.scale_factor
+    assert len(d["design"]["preprocess"]["center"]) == 4
     assert d["format_version"] == FORMAT_VERSION and d["package_version"]
     assert d["formula"] == scaled_model.formula and d["eps"] == 1.0
 
@@ -102,8 +110,15 @@ def test_future_version_is_refused():
     d = json.loads(_text())
     d["format_version"] = FORMAT_VERSION + 1
     d["package_version"] = "9.9.9"
-    with pytest.raises(ValueError, match=r"format version 2 \(written by privatelr 9.9.9\).*"
-                                         r"reads format versions up to 1: upgrade"):
+    with pytest.raises(ValueError, match=r"format version 3 \(written by privatelr 9.9.9\).*"
+                                         r"reads format versions up to 2: upgrade"):
+        loads(json.dumps(d))
+
+
+def test_version_1_files_holding_code_are_refused():
+    d = json.loads(_text())
+    d["format_version"] = 1
+    with pytest.raises(ValueError, match="no longer runs: refit"):
         loads(json.dumps(d))
 
 
@@ -112,7 +127,9 @@ def test_future_version_is_refused():
     (lambda t: "", "not valid JSON"),
     (lambda t: "[1, 2]", "not an object"),
     (lambda t: t.replace('"privatelr.model"', '"something.else"'), "not a privatelr model file"),
-    (lambda t: t.replace('"format_version": 1', '"format_version": "one"'), "bad format_version"),
+    (lambda t: t.replace('"format_version": 2', '"format_version": "one"'), "bad format_version"),
+    (lambda t: "[" * 100_000, "not valid JSON|nested too deeply"),
+    (lambda t: '{"a":' * 100_000, "not valid JSON|nested too deeply"),
 ])
 def test_corrupted_text_fails_clearly(mutate, pattern):
     with pytest.raises(ValueError, match=pattern):
@@ -129,22 +146,39 @@ def test_checksum_catches_edits_and_verify_false_loads_them():
     assert back.coefficients.iloc[1] == d["coefficients"]["values"][1]
 
 
+def _set(path, value):
+    def edit(d):
+        for key in path[:-1]:
+            d = d[key]
+        d[path[-1]] = value
+    return edit
+
+
 @pytest.mark.parametrize("edit, pattern", [
     (lambda d: d["coefficients"]["values"].pop(), "same length"),
     (lambda d: d["coefficients"].__setitem__("values", ["a"] * 7), "list of numbers"),
     (lambda d: d.pop("design"), "missing field 'design'"),
-    (lambda d: d["design"]["atoms"][0].__setitem__(
-        "code", "().__class__.__base__.__subclasses__()"), "refusing to load it"),
-    (lambda d: d["design"]["atoms"][0].__setitem__("code", "__import__"), "uses the name"),
-    (lambda d: d["design"]["atoms"][0].__setitem__("code", "_f_log(_u3_)"),
-     "refers to variable _u3_"),
-    (lambda d: d["design"]["atoms"][0].__setitem__("code", "_u0_[0]"), "Subscript"),
-    (lambda d: d["design"].__setitem__("response_code", "(lambda: 1)"), "Lambda"),
-    (lambda d: d["design"]["atoms"][1].__setitem__("levels", None), "list of level labels"),
-    (lambda d: d["design"].__setitem__("unknown_key", 1), "unknown keys"),
+    # the terms are R text, parsed and interpreted, never run: foreign text is refused
+    (_set(("design", "atoms", 0, "name"), "__import__('os')"), "cannot read|do not match"),
+    (_set(("design", "atoms", 0, "name"), "system('true')"), "do not match"),
+    (_set(("design", "formula_r"), "am ~ system('touch P') + factor(cyl)"), "not supported|do not match"),
+    (_set(("design", "formula_r"), "am ~ (mpg + wt + hp + qsec)^100000"), "do not match"),
+    (_set(("design", "response_source"), "am$x"), "has no meaning"),
+    (_set(("design", "rhs"), "_a0_ + np.log(_a1_)"), "do not match"),
+    (_set(("design", "atoms", 1, "levels"), None), "must be a list of strings"),
+    (_set(("design", "atoms", 1, "levels"), ["4", "6", "eight"]), "recorded as"),
+    (_set(("design", "labels"), None), "labels"),
+    (_set(("design", "intercept"), "yes"), "intercept"),
+    (_set(("design", "variable_kinds", "mpg"), "chr"), "needs numbers"),
+    (_set(("design", "preprocess"), {"clip": float("nan")}), "clip must be"),
+    (_set(("design", "preprocess"), {"clip": -1.0}), "clip must be"),
+    (lambda d: d["design"].__setitem__("unknown_key", 1), "unknown field"),
     (lambda d: d["fit"].__setitem__("d", 99), "d = 99"),
     (lambda d: d["fit"].pop("n"), "missing field 'n'"),
     (lambda d: d["fit"].__setitem__("bogus", 1), "unknown field"),
+    (_set(("lambda",), -1.0), "lambda_"),
+    (_set(("fit", "counts"), {"function": "many"}), "counts"),
+    (_set(("threshold", "p_tr"), 2.0), "p_tr"),
     (lambda d: d["coefficients"]["names"].__setitem__(0, "Intercept"), "differ from the design"),
 ])
 def test_structurally_bad_files_are_refused(edit, pattern):
@@ -177,27 +211,35 @@ def test_to_json_without_path_returns_the_text_and_dict_layout():
     assert d["design"]["atoms"][2]["levels"] == ["five", "four", "three"]  # factor levels kept
 
 
+def test_non_finite_projection_in_a_file_is_refused():
+    model, _ = CASES["projection_clipped"]()
+    d = json.loads(model.to_json())
+    d["design"]["preprocess"]["projection"][0][0] = {"$float": "NaN"}
+    with pytest.raises(ValueError, match="corrupted.*projection must be a finite"):
+        loads(json.dumps(d), verify=False)
+
+
 def test_unseen_level_in_new_data_is_an_error_after_loading():
     model, data = CASES["factors"]()
     back = loads(model.to_json())
     new = data.head(3).copy()
     new.loc[new.index[0], "gearname"] = "six"
-    with pytest.raises(ValueError, match="not seen when the model was fitted"):
+    with pytest.raises(ValueError, match=r"'gearname' has value\(s\) \['six'\] outside its levels"):
         back.predict(new)
 
 
-def test_design_spec_from_dict_refuses_foreign_code():
-    """Code in a spec dict is evaluated by predict: from_dict itself must refuse anything
-    privatelr never writes, not only load_model."""
+def test_design_spec_from_dict_refuses_foreign_text():
+    """A spec dict's terms are R text that predict interprets: from_dict itself re-derives and
+    re-types them, so anything the fitting path would not have produced is refused."""
     from privatelr.datasets import load_iris
     from privatelr.design import DesignSpec, build_design
 
     spec = build_design("Species ~ log(Sepal.Length) + Petal.Width", load_iris()).spec
     d = spec.to_dict()
     assert DesignSpec.from_dict(d) == spec
-    evil = dict(d, atoms=[dict(a, code="__import__('os').system('true')") for a in d["atoms"]])
-    with pytest.raises(ValueError, match="refusing|supported"):
+    evil = dict(d, atoms=[dict(a, name="__import__('os').system('true')") for a in d["atoms"]])
+    with pytest.raises(ValueError):
         DesignSpec.from_dict(evil)
-    evil = dict(d, response_code="(1).__class__")
+    evil = dict(d, response_source="(1).__class__")
     with pytest.raises(ValueError):
         DesignSpec.from_dict(evil)

@@ -49,9 +49,12 @@ def test_dplr_repr_html_output_and_nonprivate(iris):
 
 def test_data_driven_threshold_is_flagged(iris):
     with pytest.warns(Warning):
-        m = dplr("I(Species == 'setosa') ~ .", iris, eps=1.0, threshold="youden", random_state=0)
+        m = dplr("I(Species == 'setosa') ~ .", iris, eps=1.0, threshold="youden", random_state=0,
+                 compat="PrivateLR")
     leak = [r for r in m._repr_html_().split("<tr") if 'class="privatelr-leak"' in r]
     assert any("threshold" in r for r in leak)
+    assert any("NOT PRIVATE" in r for r in leak)             # the void guarantee, first row
+    assert "NOT PRIVATE" in m._repr_html_().split("<tr")[0]  # and in the title
 
 
 def test_walr_html_privacy_fields():

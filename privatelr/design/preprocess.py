@@ -1,0 +1,236 @@
+r"""The public map from raw design rows to the rows a model is fitted on: scale → project → clip.
+
+A fitted model stores one :class:`Preprocess` and applies it identically when it is fitted, when
+it scores new data, and on every backend (each Dask partition, each chunk of a CSV file). Every
+step works row by row — a row's image never depends on the other rows of its batch (the
+projection is an ``einsum`` whose per-row sums have a fixed order, not a BLAS product whose
+rounding depends on where a row falls) — so one row scored alone gives bit for bit what it gives
+in any batch.
+
+The steps act on the covariate columns only (the intercept column stays 1):
+
+1. **scale** (``do_scale``, R's ``scaled()``): ``(x − centre) / sd · factor``. The centre, the
+   standard deviations and the factor (one over the largest row norm) are statistics of the
+   training rows, **not private**; :func:`standardise` computes them.
+2. **project** (``rp_dim``): ``x ↦ x P`` with an Achlioptas matrix ``P`` (p × q) drawn from the
+   fit's random generator, independent of the data.
+3. **clip**: rows whose L2 norm exceeds ``clip`` are scaled onto the sphere of that radius
+   (``clip=True`` in the front ends: this is how a guarantee that assumes ``‖x‖ ≤ data_norm``
+   is made to hold for every row).
+
+Examples
+--------
+>>> import numpy as np
+>>> pre = Preprocess(clip=1.0)
+>>> pre.apply(np.array([[1.0, 3.0, 4.0], [1.0, 0.3, 0.4]]), intercept=True).tolist()
+[[1.0, 0.6000000000000001, 0.8], [1.0, 0.3, 0.4]]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Preprocess", "standardise", "scaled", "Scaled", "rp_suggest", "clip_rows"]
+
+
+def clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
+    """Scale rows whose L2 norm exceeds ``bound`` onto the sphere of that radius.
+
+    Returns ``(X_clipped, n_clipped)``; ``X`` is copied only when a row is clipped. Norms of
+    rows with huge entries are computed after dividing by the row's largest entry, so they do
+    not overflow.
+    """
+    from .._validation import clip_rows as _clip  # the one home of row clipping
+
+    return _clip(X, bound)
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    """The public map of a fitted model (see the module docstring).
+
+    Attributes
+    ----------
+    center, scale : tuple of float or None
+        Per-covariate centre and standard deviation (``do_scale``).
+    scale_factor : float or None
+        The factor applied after standardising (``do_scale``).
+    projection : tuple of tuples or None
+        The (p × q) projection matrix, already divided by sqrt(q).
+    clip : float or None
+        Covariate rows are clipped into the ball of this radius.
+    columns : tuple of str or None
+        Names of the final columns when the map renames them (projection: ``dim.1`` ...).
+    """
+
+    center: tuple | None = None
+    scale: tuple | None = None
+    scale_factor: float | None = None
+    projection: tuple | None = None
+    clip: float | None = None
+    columns: tuple | None = None
+
+    @property
+    def identity(self) -> bool:
+        return self.scale_factor is None and self.projection is None and self.clip is None
+
+    def apply(self, X: np.ndarray, intercept: bool) -> np.ndarray:
+        """The final design for raw design rows ``X`` (intercept column first when present)."""
+        if self.identity:
+            return X
+        k = int(intercept)
+        cov = X[:, k:]
+        if self.scale_factor is not None:
+            cov = (cov - np.asarray(self.center)) / np.asarray(self.scale) * self.scale_factor
+        if self.projection is not None:
+            cov = np.einsum("ij,jk->ik", cov, np.asarray(self.projection, dtype=np.float64))
+        if self.clip is not None:
+            cov = clip_rows(np.ascontiguousarray(cov), float(self.clip))[0]
+        return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
+
+    def check(self, p: int, intercept: bool) -> None:
+        """``ValueError`` unless the map fits ``p`` covariates (shapes, finiteness, signs)."""
+        for name in ("center", "scale"):
+            v = getattr(self, name)
+            if (v is None) != (self.scale_factor is None):
+                raise ValueError(f"preprocess: {name} and scale_factor must be given together")
+            if v is not None:
+                arr = np.asarray(v, dtype=np.float64)
+                if arr.shape != (p,) or not np.isfinite(arr).all():
+                    raise ValueError(f"preprocess: {name} must hold {p} finite numbers")
+                if name == "scale" and not (arr > 0).all():
+                    raise ValueError("preprocess: scale must be positive")
+        if self.scale_factor is not None and not (math.isfinite(self.scale_factor)
+                                                  and self.scale_factor > 0):
+            raise ValueError("preprocess: scale_factor must be a positive finite number")
+        q = p
+        if self.projection is not None:
+            P = np.asarray(self.projection, dtype=np.float64)
+            if P.ndim != 2 or P.shape[0] != p or not np.isfinite(P).all():
+                raise ValueError(f"preprocess: projection must be a finite {p} x q matrix")
+            q = P.shape[1]
+        if self.clip is not None and not (math.isfinite(self.clip) and self.clip > 0):
+            raise ValueError("preprocess: clip must be a positive finite number")
+        if self.columns is not None and len(self.columns) != int(intercept) + q:
+            raise ValueError(f"preprocess: columns must name {int(intercept) + q} columns")
+
+    def to_dict(self) -> dict:
+        def lists(v):
+            if v is None:
+                return None
+            return [lists(x) if isinstance(x, (tuple, list)) else float(x) for x in v]
+
+        return {"center": lists(self.center), "scale": lists(self.scale),
+                "scale_factor": None if self.scale_factor is None else float(self.scale_factor),
+                "projection": lists(self.projection),
+                "clip": None if self.clip is None else float(self.clip),
+                "columns": None if self.columns is None else list(self.columns)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Preprocess":
+        if not isinstance(d, dict) or set(d) - {"center", "scale", "scale_factor", "projection",
+                                                "clip", "columns"}:
+            raise ValueError("preprocess: unknown or malformed fields")
+
+        def numbers(v, depth):
+            if v is None:
+                return None
+            if not isinstance(v, list):
+                raise ValueError("preprocess: expected a list of numbers")
+            if depth == 2:
+                return tuple(numbers(r, 1) for r in v)
+            if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
+                raise ValueError("preprocess: expected a list of numbers")
+            return tuple(float(x) for x in v)
+
+        def number(v, name):
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"preprocess: {name} must be a number")
+            return float(v)
+
+        cols = d.get("columns")
+        if cols is not None and (not isinstance(cols, list) or
+                                 not all(isinstance(c, str) for c in cols)):
+            raise ValueError("preprocess: columns must be a list of strings")
+        return cls(center=numbers(d.get("center"), 1), scale=numbers(d.get("scale"), 1),
+                   scale_factor=number(d.get("scale_factor"), "scale_factor"),
+                   projection=numbers(d.get("projection"), 2),
+                   clip=number(d.get("clip"), "clip"),
+                   columns=None if cols is None else tuple(cols))
+
+
+def standardise(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """R's ``scale()`` then division by the largest row norm: ``(center, scale, factor)``.
+
+    The standard deviation uses ``n - 1`` (R's ``sd``); a constant column gets scale 1 (R would
+    produce NaN). ``factor = 1 / max_i ||z_i||`` after standardisation (R's ``scalef``).
+    **Not private**: these are statistics of the rows.
+    """
+    n = cov.shape[0]
+    center = cov.mean(axis=0)
+    sd = cov.std(axis=0, ddof=1) if n > 1 else np.ones(cov.shape[1])
+    sd = np.where(sd > 0, sd, 1.0)
+    z = (cov - center) / sd
+    norms = np.sqrt(np.einsum("ij,ij->i", z, z))
+    top = norms.max() if norms.size else 0.0
+    factor = 1.0 / top if top > 0 else 1.0
+    return center, sd, float(factor)
+
+
+def rp_suggest(n: int) -> int:
+    """R's ``rp.suggest``: ``round(0.5 * 0.5**-2 * log(n)) = round(2 log n)`` (half to even).
+
+    Examples
+    --------
+    >>> [rp_suggest(n) for n in (2, 10, 150, 1000, 10**6)]
+    [1, 5, 10, 14, 28]
+    """
+    return int(np.round(2.0 * np.log(n)))
+
+
+@dataclass
+class Scaled:
+    """Result of :func:`scaled`: ``data`` (scaled covariates, response last) and ``scale``."""
+
+    data: pd.DataFrame
+    scale: float
+    center: np.ndarray
+    sd: np.ndarray
+
+
+def scaled(fml, data, *, levels: dict | None = None) -> Scaled:
+    """R's ``scaled(fml, data)``: standardise the covariates and shrink them into the unit ball.
+
+    The covariate columns of the model matrix (intercept excluded) are centred, divided by
+    their standard deviations and divided by the largest resulting row norm, so every row lies
+    in the unit ball. ``scale`` is that last factor (R's ``1/sf``). The response is appended as
+    the last column under its R name. Column names are R's model-matrix names (R's
+    ``data.frame`` would additionally mangle names like ``factor(cyl)6``).
+
+    **Not private**: the centre, the standard deviations and the largest norm are computed from
+    the data without noise (levels are learned as R learns them); a model trained on the result
+    is private only for the scaled data.
+
+    Examples
+    --------
+    >>> from privatelr.datasets import load_iris
+    >>> s = scaled("Species ~ .", load_iris())
+    >>> round(s.scale, 6), list(s.data.columns)[-1]
+    (0.283621, 'Species')
+    """
+    from .spec import build_design
+
+    d = build_design(fml, data, levels=levels, learn=True)
+    k = int(d.spec.intercept)
+    cov = d.X[:, k:]
+    center, sd, factor = standardise(cov)
+    z = (cov - center) / sd * factor
+    out = pd.DataFrame(z, columns=d.spec.design_columns[k:])
+    out[d.spec.response] = d.y_raw.values
+    return Scaled(data=out, scale=factor, center=center, sd=sd)

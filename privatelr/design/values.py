@@ -1,0 +1,206 @@
+r"""R's vectors as the formula interpreter sees them, and data-frame columns converted to them.
+
+R has four kinds of vectors that matter in a model formula; :class:`Vec` holds one of them:
+
+=========  ==================================================  ==========================
+kind       data                                                missing value (R's NA)
+=========  ==================================================  ==========================
+``num``    ``float64`` array (numeric, integer, dates)          ``NaN``
+``lgl``    ``float64`` array of 0.0 / 1.0 (logical)              ``NaN``
+``chr``    ``object`` array of ``str`` (character)              ``None``
+``fct``    ``int64`` codes into ``levels`` (factor)              code ``-1``
+=========  ==================================================  ==========================
+
+A length-1 vector is recycled against any length (R's rule for scalars); other length
+mismatches are errors.
+
+How a pandas column becomes a vector depends on its **dtype** only, never on which rows happen to
+be present (so one row scored alone gets what it gets in a batch):
+
+* bool / ``boolean`` → ``lgl``; integer and float (nullable too) → ``num``;
+* ``datetime64`` (naive or with a time zone) → ``num``, seconds since 1970-01-01 UTC, as R's
+  ``POSIXct``; ``timedelta64`` → ``num`` seconds;
+* ``Categorical`` → ``fct`` with the categories as levels (labelled as R's ``as.character``);
+* strings (``object`` or ``string`` dtype holding only ``str``) → ``chr``; an ``object`` column
+  holding only numbers → ``num``, only booleans → ``lgl``; one that mixes kinds (``True``,
+  ``"1"``, ``1``) is refused with ``ValueError``, as are complex numbers and bytes.
+
+Examples
+--------
+>>> import pandas as pd
+>>> v = from_column(pd.Series(["b", None, "a"]), "s")
+>>> v.kind, v.data.tolist()
+('chr', ['b', None, 'a'])
+>>> from_column(pd.Series(pd.to_datetime(["1970-01-02"])), "t").data.tolist()
+[86400.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .rsyntax import r_number
+
+__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "KINDS"]
+
+KINDS = ("num", "lgl", "chr", "fct")
+
+
+@dataclass(frozen=True, eq=False)
+class Vec:
+    """One R vector (see the module docstring)."""
+
+    kind: str
+    data: np.ndarray
+    levels: tuple | None = None
+
+    def __len__(self) -> int:
+        return int(self.data.shape[0])
+
+    def missing(self) -> np.ndarray:
+        """R's ``is.na``: a boolean mask."""
+        if self.kind in ("num", "lgl"):
+            return np.isnan(self.data)
+        if self.kind == "fct":
+            return self.data < 0
+        return np.fromiter((v is None for v in self.data), dtype=bool, count=len(self.data))
+
+    def labels(self) -> np.ndarray:
+        """Every element as R's ``as.character`` (``None`` where missing), an object array."""
+        if self.kind == "chr":
+            return self.data
+        if self.kind == "fct":
+            table = np.array(list(self.levels) + [None], dtype=object)
+            return table[np.where(self.data >= 0, self.data, len(self.levels))]
+        out = np.empty(len(self), dtype=object)
+        miss = np.isnan(self.data)
+        if self.kind == "lgl":
+            out[:] = np.where(self.data == 1.0, "TRUE", "FALSE")
+        else:
+            inverse, uniq = pd.factorize(self.data, use_na_sentinel=True)
+            table = np.array([r_number(u) for u in uniq.tolist()] + [None], dtype=object)
+            out[:] = table[np.where(inverse >= 0, inverse, len(uniq))]
+        out[miss] = None
+        return out
+
+
+def level_label(value) -> str:
+    """R's label of one value (``as.character``): ``TRUE``/``FALSE``, ``r_number`` for numbers,
+    the string itself for strings.
+
+    Examples
+    --------
+    >>> level_label(True), level_label(6), level_label(0.1 + 0.2), level_label("a")
+    ('TRUE', '6', '0.3', 'a')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, np.integer, float, np.floating)):
+        return r_number(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        raise ValueError("dates cannot be factor levels; convert the column to strings first")
+    raise TypeError(f"a factor level must be a string, number or bool, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def labels_of(values) -> list[str]:
+    """R labels of a list of declared levels, checked distinct (``ValueError`` otherwise)."""
+    out = [level_label(v) for v in values]
+    if len(set(out)) != len(out):
+        dup = sorted({x for x in out if out.count(x) > 1})
+        raise ValueError(f"levels {list(values)!r} are not distinct as R labels ({dup} repeat)")
+    return out
+
+
+def column_type(series: pd.Series, name: str) -> str:
+    """The R kind (``num``, ``lgl``, ``chr`` or ``fct``) a column converts to, from its dtype
+    (for ``object`` columns, from the kinds of values it holds); ``ValueError`` when it has
+    none of them."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "fct"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "lgl"
+    if pd.api.types.is_complex_dtype(dtype):
+        raise ValueError(f"column {name!r} holds complex numbers, which a logistic regression "
+                         "cannot use; take the real part or the modulus first")
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype) \
+            or pd.api.types.is_timedelta64_dtype(dtype):
+        return "num"
+    if pd.api.types.is_string_dtype(dtype) or dtype == object:
+        inferred = pd.api.types.infer_dtype(series, skipna=True)
+        if inferred in ("string", "empty"):
+            return "chr"
+        if inferred == "boolean":
+            return "lgl"
+        if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+            return "num"
+        if inferred == "complex":
+            raise ValueError(f"column {name!r} holds complex numbers, which a logistic "
+                             "regression cannot use")
+        raise ValueError(f"column {name!r} mixes values of different kinds ({inferred}: e.g. "
+                         "booleans, numbers and strings, or dates and strings); convert it to "
+                         "one kind first (df[col].astype(str), pd.to_numeric, ...)")
+    raise ValueError(f"column {name!r} has dtype {dtype}, which a formula cannot use; convert "
+                     "it to numbers, booleans, strings or a pandas Categorical")
+
+
+def _categorical(series: pd.Series, name: str) -> Vec:
+    cats = list(series.dtype.categories)
+    labels = [level_label(c) for c in cats]
+    codes = series.cat.codes.to_numpy().astype(np.int64)
+    if len(set(labels)) == len(labels):
+        return Vec("fct", codes, tuple(labels))
+    # categories that print alike (0.3 and 0.1 + 0.2) are one level, as R's factor() makes them
+    uniq = list(dict.fromkeys(labels))
+    remap = np.array([uniq.index(lb) for lb in labels] + [-1], dtype=np.int64)
+    return Vec("fct", remap[np.where(codes >= 0, codes, len(labels))], tuple(uniq))
+
+
+def from_column(series: pd.Series, name: str) -> Vec:
+    """A data-frame column as an R vector (rules in the module docstring)."""
+    kind = column_type(series, name)
+    dtype = series.dtype
+    if kind == "fct":
+        return _categorical(series, name)
+    if kind == "lgl":
+        if dtype == object:
+            arr = np.array([np.nan if _is_na(v) else float(bool(v)) for v in series.tolist()],
+                           dtype=np.float64)
+            return Vec("lgl", arr)
+        return Vec("lgl", series.to_numpy(dtype=np.float64, na_value=np.nan))
+    if kind == "num":
+        if pd.api.types.is_datetime64_any_dtype(dtype):
+            s = series
+            if getattr(dtype, "tz", None) is not None:
+                s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+            ns = s.to_numpy(dtype="datetime64[ns]").astype(np.int64)
+            out = ns.astype(np.float64) / 1e9
+            out[s.isna().to_numpy()] = np.nan
+            return Vec("num", out)
+        if pd.api.types.is_timedelta64_dtype(dtype):
+            ns = series.to_numpy(dtype="timedelta64[ns]").astype(np.int64)
+            out = ns.astype(np.float64) / 1e9
+            out[series.isna().to_numpy()] = np.nan
+            return Vec("num", out)
+        if dtype == object:
+            vals = [np.nan if _is_na(v) else float(v) for v in series.tolist()]
+            return Vec("num", np.array(vals, dtype=np.float64))
+        return Vec("num", series.to_numpy(dtype=np.float64, na_value=np.nan))
+    # character
+    values = series.to_numpy(dtype=object, na_value=None) if not dtype == object else \
+        series.to_numpy(dtype=object)
+    miss = pd.isna(series).to_numpy()
+    if miss.any():
+        values = values.copy()
+        values[miss] = None
+    return Vec("chr", values)
+
+
+def _is_na(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
