@@ -1045,9 +1045,11 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
     :class:`DaskERMObjective`: one map-reduce per Newton step. Post-processing of the release:
     no privacy cost. Not available on Dask data: ``solver="hybrid"`` (minibatch steps are not a
     map-reduce; Newton reaches the same minimiser) and ``lambda_=0`` (the unboundedness
-    certificates need the data row by row; use a small ``lambda_ > 0``).
+    certificates need the data row by row; use a small ``lambda_ > 0``). As in memory, a
+    weighted release needs ``weights`` and an unweighted one refuses them (``ValueError``).
     """
-    from .walr import WALRResult, _as_release, _columns_of, _release_columns
+    from .walr import (NoisyDotProduct, WALRResult, _as_release, _check_weighting, _columns_of,
+                       _release_columns)
 
     _, da = _import_dask()
     if solver != "newton":
@@ -1059,6 +1061,8 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
                          "the rows one by one); pass a small lambda_ > 0")
     if tol is not None:
         tol = check_real("tol", tol, low=0.0, low_open=True)
+    # weighted release <=> weights given; checked before the data are touched
+    _check_weighting(noisy if isinstance(noisy, NoisyDotProduct) else None, weights)
     columns = _columns_of(X)
     X, _, weights = _prepare_xyw(X, None, weights, da)
     n, k = int(X.shape[0]), int(X.shape[1])
