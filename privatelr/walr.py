@@ -469,7 +469,9 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     >>> rel.k, rel.n, rel.mechanism, round(rel.sensitivity, 4)
     (2, 4, 'analytic', 0.3536)
     """
-    _check_unique_columns(_columns_of(X))  # before anything is read or charged
+    if accountant is not None:  # before the data are read
+        require_budget(accountant, eps, delta)
+    _check_unique_columns(_columns_of(X))  # the names only: before any value is read or charged
     if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, y, weights)):
         from .distributed import noisy_dot_product_dask  # one pass over the partitions
         release = noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=weights,
@@ -477,8 +479,6 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
                                          clip=clip, random_state=random_state,
                                          accountant=accountant)
         return replace(release, weighted=weights is not None)  # record how it was weighted
-    if accountant is not None:
-        require_budget(accountant, eps, delta)
     columns = _columns_of(X)
     X = as_float_matrix("X", X)
     n, k = X.shape
