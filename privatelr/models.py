@@ -84,7 +84,8 @@ class FitRelease:
     status : str
         ``"ok"`` or ``"adjusted lambda"`` (a function of the public ``n``, ``eps`` and λ).
     convergence : int
-        0: the solver converged (a private fit that did not is never released by the engine).
+        0: the solver converged. The models never pass ``allow_nonconverged`` to the engine, so
+        a private model is released only when this is 0.
     method : str
         ``"objective"``, ``"output"`` or ``"nonprivate"``.
     loss : str
