@@ -422,7 +422,7 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
              clip: bool = False, weights=None, weights_bound: float | None = None,
              random_state=None, small_eps: str = "adjust", solver: str = "auto",
              gtol: float = 1e-10, maxiter: int | None = None, norm_check: bool = True,
-             accountant=None):
+             accountant=None, allow_nonconverged: bool = False):
     """:func:`privatelr.erm.fit` on Dask collections (called by it; same arguments and result).
 
     ``X`` is a Dask array (or DataFrame of numeric columns) chunked by rows; ``y`` and
@@ -458,6 +458,8 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
 
     if accountant is not None:  # before the data are read
         require_budget(accountant, eps)
+    if not isinstance(allow_nonconverged, (bool, np.bool_)):
+        raise TypeError(f"allow_nonconverged must be True or False, got {allow_nonconverged!r}")
     lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
@@ -531,7 +533,8 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
     return erm._release(lambda noise: DaskERMObjective(X, aux, loss_obj, cal.lambda_,
                                                        noise=noise, n=n),
                         cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
-                        maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped)
+                        maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped,
+                        allow_nonconverged=bool(allow_nonconverged))
 
 
 # --- dplr on Dask DataFrames ------------------------------------------------------------------
@@ -923,9 +926,11 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
     :class:`DaskERMObjective`: one map-reduce per Newton step. Post-processing of the release:
     no privacy cost. Not available on Dask data: ``solver="hybrid"`` (minibatch steps are not a
     map-reduce; Newton reaches the same minimiser) and ``lambda_=0`` (the unboundedness
-    certificates need the data row by row; use a small ``lambda_ > 0``).
+    certificates need the data row by row; use a small ``lambda_ > 0``). As in memory, a
+    weighted release needs ``weights`` and an unweighted one refuses them (``ValueError``).
     """
-    from .walr import WALRResult, _as_release, _columns_of, _release_columns
+    from .walr import (NoisyDotProduct, WALRResult, _as_release, _check_weighting, _columns_of,
+                       _release_columns)
 
     _, da = _import_dask()
     if solver != "newton":
@@ -937,6 +942,8 @@ def walr_fit_dask(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str =
                          "the rows one by one); pass a small lambda_ > 0")
     if tol is not None:
         tol = check_real("tol", tol, low=0.0, low_open=True)
+    # weighted release <=> weights given; checked before the data are touched
+    _check_weighting(noisy if isinstance(noisy, NoisyDotProduct) else None, weights)
     columns = _columns_of(X)
     X, _, weights = _prepare_xyw(X, None, weights, da)
     n, k = int(X.shape[0]), int(X.shape[1])

@@ -566,6 +566,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                              "labels, so the model would not be private. Use threshold='fixed'; "
                              "or pass compat='PrivateLR' for R's (not private) behaviour")
     formula_text, frame = _resolve(object, data, target)
+    frame = as_frame(frame)
+    if len(frame) == 0:
+        raise ValueError("data has no rows")
     spec = make_spec(formula_text, frame, levels=levels, learn=learn, why=why)
     return fit_rows(spec, spec.rows(frame, raw=True), call=call, lambda_=lambda_, eps=eps,
                     verbose=verbose, rp_dim=rp_dim, threshold=threshold, do_scale=do_scale,

@@ -40,10 +40,28 @@ With ``B = 1, A = 1, c = 1/4`` these are exactly PrivateLR's ``penalty``, ``eps_
 :math:`w^*` of the λ-strongly-convex ``J`` has L2 sensitivity :math:`2AB/(n\lambda)` (a
 1-Lipschitz loss scaled by ``A`` over rows of norm ``≤ B``), so releasing :math:`w^* + b` with
 :math:`\|b\| \sim \mathrm{Gamma}(d, 2AB/(n\lambda\varepsilon))` is ε-differentially private.
-This requires the *exact* minimiser: the solver stops at a relative gradient of 1e-10 and the
-result says if it did not.
+This requires the *exact* minimiser: the solver stops at a relative gradient of 1e-10, and a
+private fit whose solver did not converge is refused (see *Exactness* below).
 
 **Non-private** (``eps == 0``, R's convention, or ``eps == inf``): the minimiser of ``J``.
+
+**Exactness.** Both guarantees are proved for the *exact* minimiser. Output perturbation
+calibrates the noise to the sensitivity :math:`2AB/(n\lambda)` of :math:`w^*`; an iterate
+that stopped early is a different function of the data, with no sensitivity bound. Objective
+perturbation needs it just as much: the proof of JMLR11 Theorem 9 (and NIPS08 Theorem 3) maps
+the output back to the noise through the optimality condition :math:`b = -n\nabla J(w^*)` and
+bounds the ratio of densities through the Jacobian of that map; an approximate minimiser does
+not satisfy the condition, so the argument does not apply to it. Hence :func:`fit` treats both
+methods alike: a private fit whose solver did not converge raises ``ValueError`` unless the
+caller passes ``allow_nonconverged=True``, and then the result's ``status`` ends in
+``"nonconvergence"`` and the ε guarantee is **void**. (Converged means a relative gradient
+of ``gtol``; at 1e-10 the remaining error is of the order of floating-point rounding, which
+every implementation of these mechanisms accepts.)
+
+**What a result releases.** The objective value at the private solution is a statistic of the
+raw data: with output perturbation it is ``J`` at the exact, noise-free minimiser, which tells
+neighbouring data sets apart. A private :class:`ERMResult` therefore has ``value = nan``; only
+non-private fits report the objective value.
 
 The noise vector ``b`` is never stored or returned: together with the coefficients it would
 reveal the non-private minimiser.
@@ -173,9 +191,15 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
 class ERMResult:
     """Result of :func:`fit`: coefficients, privacy calibration and an honest solver report.
 
-    ``value``, ``counts``, ``convergence`` and ``message`` follow R's ``optim`` (``convergence``
-    0 means converged). ``status`` is ``"ok"`` or ``"adjusted lambda"``, with
-    ``" nonconvergence"`` appended when the solver did not converge.
+    ``counts``, ``convergence`` and ``message`` follow R's ``optim`` (``convergence`` 0 means
+    converged). ``status`` is ``"ok"`` or ``"adjusted lambda"``, with ``" nonconvergence"``
+    appended when the solver did not converge (possible for a private fit only with
+    ``allow_nonconverged=True``, and then the guarantee is void).
+
+    ``value`` is the objective value at ``coef`` for a **non-private** fit (``method ==
+    "nonprivate"``) and ``nan`` for a private one: the objective value at the private solution
+    is a statistic of the raw data (with output perturbation, ``J`` at the exact minimiser) and
+    is not released. It is not kept anywhere else in the result either.
     """
 
     coef: np.ndarray
@@ -236,7 +260,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0, clip: bool = False,
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
-        maxiter: int | None = None, norm_check: bool = True, accountant=None) -> ERMResult:
+        maxiter: int | None = None, norm_check: bool = True, accountant=None,
+        allow_nonconverged: bool = False) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
     The privacy calibration is :func:`calibrate`; the derivations are in the module docstring.
@@ -284,10 +309,24 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         Charged ``eps`` once the arguments are valid; a fit that would exceed its budget raises
         :class:`~privatelr.BudgetExceededError` before the data are read. A non-private fit
         (``eps`` 0 or inf) with an accountant raises ``ValueError``: it has no finite cost.
+    allow_nonconverged : bool
+        A private fit (objective or output perturbation) whose solver did not converge within
+        ``maxiter`` iterations to ``gtol`` is refused with ``ValueError`` by default: both
+        guarantees are proved for the exact minimiser only (module docstring, *Exactness*).
+        ``True`` returns it anyway with ``status`` ending in ``"nonconvergence"``; the ε
+        guarantee is then **void**. The accountant, if any, has been charged either way (the
+        data were read). Non-private fits always return, with the status saying so.
 
     Returns
     -------
     ERMResult
+        ``value`` is ``nan`` for a private fit (see :class:`ERMResult`).
+
+    Raises
+    ------
+    ValueError
+        Invalid arguments, or a private fit that did not converge (unless
+        ``allow_nonconverged=True``).
 
     Examples
     --------
@@ -321,6 +360,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
     weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
     rng = check_random_state(random_state)
+    if not isinstance(allow_nonconverged, (bool, np.bool_)):
+        raise TypeError(f"allow_nonconverged must be True or False, got {allow_nonconverged!r}")
 
     cal = calibrate(n, d, eps=eps, lambda_=lambda_, method=method,
                     curvature=loss_obj.curvature, data_norm=data_norm, weights_bound=A,
@@ -336,12 +377,13 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     return _release(lambda noise: ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise,
                                                weights=weights),
                     cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
-                    maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped)
+                    maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped,
+                    allow_nonconverged=bool(allow_nonconverged))
 
 
 def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_name: str,
              solver: str, gtol: float, maxiter: int | None, n_exceeding: int = 0,
-             n_clipped: int = 0) -> ERMResult:
+             n_clipped: int = 0, allow_nonconverged: bool = False) -> ERMResult:
     """Draw the calibrated noise, minimise, and package the result — for every backend.
 
     ``make_objective(noise)`` builds the objective over the (already checked) data with the
@@ -349,17 +391,33 @@ def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss
     the caller's side: objective perturbation before the solve, output perturbation after it,
     in that order from ``rng``, so in-memory and distributed fits with the same seed release
     the same coefficients. The noise vector is dropped before returning.
+
+    This is the one place that decides what a result releases: a private fit gets
+    ``value = nan`` (the objective value is a statistic of the raw data), and a private fit
+    whose solver did not converge is refused with ``ValueError`` unless
+    ``allow_nonconverged`` (module docstring, *Exactness*) — before the output-perturbation
+    noise is drawn, so nothing derived from the unconverged iterate leaves this function.
     """
     d = cal.d
+    private = cal.method != "nonprivate"
     noise = sphere_gamma_noise(d, cal.noise_scale, rng) if cal.method == "objective" else None
     report = minimize(make_objective(noise), np.zeros(d), method=solver, gtol=gtol,
                       maxiter=maxiter)
     del noise
+    converged = report.convergence == 0
+    if private and not converged and not allow_nonconverged:
+        raise ValueError(
+            f"the solver did not converge ({cal.method} perturbation, convergence code "
+            f"{report.convergence}): the eps-differential-privacy "
+            "guarantee holds only for the exact minimiser, so the coefficients are not released. "
+            "Raise maxiter (or pass a gtol the solver can reach, or solver='newton'), or "
+            "pass allow_nonconverged=True to get them with the guarantee void")
     coef = report.x
     if cal.method == "output":
         coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
-    status = cal.status if report.convergence == 0 else cal.status + " nonconvergence"
-    return ERMResult(coef=coef, value=report.value, counts=report.counts,
+    status = cal.status if converged else cal.status + " nonconvergence"
+    value = float("nan") if private else float(report.value)
+    return ERMResult(coef=coef, value=value, counts=report.counts,
                      convergence=report.convergence, message=report.message, status=status,
                      eps=cal.eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
                      n=cal.n, d=d, method=cal.method, loss=loss_name, data_norm=cal.data_norm,

@@ -22,6 +22,13 @@ Privacy contract
 * Anything fitted on the data *before* this estimator in a pipeline (``StandardScaler``,
   feature selection) looks at the data without privacy: use transformations with public
   constants (e.g. a ``FunctionTransformer`` dividing by known ranges).
+* A fitted estimator is a release: it keeps the coefficients, the public calibration and the
+  status (:class:`privatelr.models.FitRelease`), not the engine's solver report (objective
+  value, iterations, gradient norm — statistics of the training data). Pickling a fitted
+  estimator (``pickle``, ``joblib``) writes only the release and the public settings: the
+  ``random_state`` seed or Generator (with which anyone could redraw the noise and subtract
+  it) and the clipped-row count ``n_clipped_`` (not private) are left out; the unpickled
+  estimator has ``random_state=None``.
 * ``lambda_=None`` picks PrivateLR's default, generalised to the bound: the smallest λ with
   :math:`2\log(1 + cB_d^2/(n\lambda)) = \varepsilon/10` (``c = 1/4``, :math:`B_d` the design
   bound), i.e. :math:`\lambda = cB_d^2/(n(e^{\varepsilon/20} - 1))`; 0.001 when ``eps`` is 0 or
@@ -52,6 +59,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import erm
 from ._validation import check_real
+from .models import FitRelease
 
 __all__ = ["DPLogisticRegression"]
 
@@ -103,11 +111,24 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,)
     lambda_used_ : float
         The regulariser actually used (λ*, larger, when objective perturbation had to adjust).
-    result_ : privatelr.erm.ERMResult
-        The engine's report (calibration, convergence, rows clipped).
+    result_ : privatelr.models.FitRelease
+        What the estimator keeps of the engine's fit: the private coefficients (intercept
+        first), the public calibration, ``status`` and ``convergence``. The solver's report
+        (objective value, iterations, gradient norm) is a statistic of the training data and is
+        not kept.
+    n_clipped_ : int
+        Training rows whose norm exceeded ``data_norm`` and were clipped onto it (``clip=True``;
+        0 with ``clip=False``, where such rows trigger a ``PrivacyWarning`` instead). **Not
+        private** — a count over the training data, for the data holder: it is not part of the
+        release and is left out when the estimator is pickled.
     n_features_in_ : int
     feature_names_in_ : ndarray
         Only when ``X`` had string column names.
+
+    Notes
+    -----
+    Pickling a fitted estimator keeps only the release (see the module docstring): the
+    unpickled copy predicts identically but has ``random_state=None`` and no ``n_clipped_``.
     """
 
     def __init__(self, eps: float = 1.0, lambda_: float | None = None, method: str = "objective",
@@ -146,7 +167,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
         n = X.shape[0]
-        X, _, _ = erm.check_data_norm(X, B, bool(self.clip), name="X", stacklevel=3)
+        X, _, n_clipped = erm.check_data_norm(X, B, bool(self.clip), name="X", stacklevel=3)
         if self.fit_intercept:
             design = np.concatenate([np.ones((n, 1)), X], axis=1)
             design_norm = float(np.hypot(1.0, B))
@@ -171,8 +192,21 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             self.coef_ = coef.reshape(1, -1)
         self.classes_ = classes
         self.lambda_used_ = result.lambda_
-        self.result_ = result
+        self.result_ = FitRelease.from_result(result)  # the release only, no solver report
+        self.n_clipped_ = int(n_clipped)  # the engine was told norm_check=False: count it here
         return self
+
+    def __getstate__(self):
+        # A fitted estimator is a release: its pickle holds the coefficients, the public
+        # calibration and the settings, never the seed (which would let anyone redraw the noise)
+        # nor the non-private clipped-row count.
+        state = super().__getstate__()
+        if "coef_" in state:
+            state = dict(state)
+            state.pop("n_clipped_", None)
+            if state.get("random_state") is not None:
+                state["random_state"] = None
+        return state
 
     def decision_function(self, X) -> np.ndarray:
         """Log-odds of ``classes_[1]``, shape (n,)."""

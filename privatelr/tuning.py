@@ -9,6 +9,7 @@ every candidate on one more disjoint slice, and choose with the exponential mech
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ import pandas as pd
 from ._validation import as_float_matrix, check_real
 from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism
-from .models import _CMSModel
+from .models import _as_01_labels, _as_bounds, _CMSModel
 
 __all__ = ["tune_classification_model", "dplr_tune", "TuningRecord", "dppack_split"]
 
@@ -83,8 +84,17 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     with its own ε, every model predicts the last (validation) group, ``z_j`` counts its
     errors, and the exponential mechanism with utility :math:`-z_j` and sensitivity 1 picks
     model ``j`` with probability :math:`\propto \exp(-\varepsilon z_j / 2)` at the models'
-    common ε. All models are fitted in place (as in DPpack); the chosen one is returned with a
-    ``tuning_`` attribute (:class:`TuningRecord`).
+    common ε.
+
+    Unlike DPpack, the candidates are fitted as **copies**: only the chosen model object is
+    updated, at the end, with its fit and a ``tuning_`` attribute (:class:`TuningRecord`), and
+    returned; the other objects in ``models`` are left as they were (unfitted), so the
+    procedure releases one model. If anything fails midway (a fit raises, an interrupt), none
+    of the caller's objects has been touched — no private coefficients are left behind.
+
+    **Accounting.** With an ``accountant``, ``eps`` is charged once, after the arguments are
+    checked and **before** the first candidate is fitted. The charge stays spent if the
+    procedure fails afterwards: the data were already read.
 
     **Privacy** (JMLR11 Theorem 18; neighbouring data sets have the same ``n`` and differ in
     one row, so the positional groups are the same for both). The groups are disjoint, so the
@@ -121,18 +131,20 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     random_state : int, numpy.random.Generator or None
         One Generator drives every fit and the exponential mechanism.
     accountant : privatelr.PrivacyAccountant, optional
-        Charged ``eps`` once for the whole procedure (parallel composition), checked before
-        the data are read.
+        Charged ``eps`` once for the whole procedure (parallel composition): checked before
+        the data are read, spent before the first candidate is fitted (and not refunded if a
+        fit then fails).
 
     Returns
     -------
     LogisticRegressionDP or SVMDP
-        The chosen model, fitted on its group only.
+        The chosen object of ``models`` (the same object), fitted on its group only.
 
     Raises
     ------
     ValueError
-        Empty ``models``, different ε among the models, or fewer than ``m + 1`` rows.
+        Empty ``models``, different ε among the models, fewer than ``m + 1`` rows, or invalid
+        data, labels, bounds or weights (all checked before the accountant is charged).
 
     Examples
     --------
@@ -166,38 +178,55 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     if accountant is not None:  # one spend of eps: parallel composition over disjoint groups
         require_budget(accountant, eps)
 
+    # every argument is checked here, before the accountant is charged and before any fit
     Xa = as_float_matrix("X", X)
-    n = Xa.shape[0]
+    n, p = Xa.shape
     ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) else np.asarray(y)
     if ya.ndim == 2 and 1 in ya.shape:
         ya = ya.reshape(-1)
     if ya.ndim != 1 or ya.shape[0] != n:
         raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
                          f"{np.shape(y)}")
+    ya = _as_01_labels(ya, n)
+    upper = _as_bounds("upper_bounds", upper_bounds, p)
+    lower = _as_bounds("lower_bounds", lower_bounds, p)
+    if (lower > upper).any():
+        j = int(np.flatnonzero(lower > upper)[0])
+        raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
+                         f"{lower[j]} > upper {upper[j]}")
+    if not isinstance(add_bias, (bool, np.bool_)):
+        raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
     wa = None
     if weights is not None:
         wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
         if wa.ndim != 1 or wa.shape[0] != n:
             raise ValueError(f"weights must be a 1-D array of length {n}, got shape {np.shape(weights)}")
+    wa, _ = _CMSModel._weights(wa, weights_upper_bound, n)
     m = len(models)
     train, valid = dppack_split(n, m)
     rng = check_random_state(random_state)
 
+    if accountant is not None:  # charged before any candidate touches the data; not refunded
+        accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
+                         "(disjoint groups + exponential mechanism)")
+    # fit copies: the caller's objects stay untouched until the choice is made
+    fitted = []
     errors = np.empty(m)
     y_valid = ya[valid]
     for j, (mdl, rows) in enumerate(zip(models, train)):
-        mdl.fit(Xa[rows], ya[rows], upper_bounds, lower_bounds, add_bias=add_bias,
-                weights=None if wa is None else wa[rows],
-                weights_upper_bound=weights_upper_bound, random_state=rng)
-        errors[j] = np.count_nonzero(mdl.predict(Xa[valid], add_bias=add_bias) != y_valid)
+        cand = copy.deepcopy(mdl)
+        cand.fit(Xa[rows], ya[rows], upper, lower, add_bias=bool(add_bias),
+                 weights=None if wa is None else wa[rows],
+                 weights_upper_bound=weights_upper_bound, random_state=rng)
+        errors[j] = np.count_nonzero(cand.predict(Xa[valid], add_bias=bool(add_bias)) != y_valid)
+        fitted.append(cand)
     chosen = exponential_mechanism(-errors, eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
+    record = TuningRecord(candidates=tuple(mdl.gamma for mdl in models), chosen=chosen, eps=eps,
+                          group_sizes=tuple(len(g) for g in train) + (len(valid),))
     best = models[chosen]
-    if accountant is not None:
-        accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
-                         "(disjoint groups + exponential mechanism)")
-    best.tuning_ = TuningRecord(candidates=tuple(mdl.gamma for mdl in models), chosen=chosen,
-                                eps=eps, group_sizes=tuple(len(g) for g in train) + (len(valid),))
+    best.__dict__.update(fitted[chosen].__dict__)  # the one release, assigned at the very end
+    best.tuning_ = record
     return best
 
 
@@ -249,7 +278,10 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         One Generator drives every fit and the selection.
     accountant : privatelr.PrivacyAccountant, optional
         Charged ``eps`` once for the whole procedure (parallel composition over the disjoint
-        groups, then the exponential mechanism); checked before the data are read.
+        groups, then the exponential mechanism): checked before the data are read, spent
+        before the first candidate is fitted. The charge stays spent if a fit then fails (the
+        data were read); the candidates are fresh ``DPLR`` objects, so nothing of the caller's
+        is left half-fitted.
 
     Returns
     -------
@@ -304,6 +336,9 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     valid_frame = frame.iloc[valid].reset_index(drop=True)
     vrows = spec.rows(valid_frame, raw=True, what="the validation group")
     observed_hi = vrows.y == 1.0
+    if accountant is not None:  # charged before any candidate is fitted; not refunded
+        accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
+                         "(disjoint groups + exponential mechanism)")
     fits = []
     errors = np.empty(m)
     for j, (lam, rows) in enumerate(zip(lambdas, train)):
@@ -319,9 +354,6 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
     best = fits[chosen]
-    if accountant is not None:
-        accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
-                         "(disjoint groups + exponential mechanism)")
     best.tuning = TuningRecord(candidates=lambdas, chosen=chosen, eps=eps,
                                group_sizes=tuple(len(g) for g in train) + (len(valid),))
     return best

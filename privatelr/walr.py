@@ -108,11 +108,23 @@ class NoisyDotProduct:
     weights_bound : float
         The public weight bound ``A`` (1 without weights).
     columns : tuple of str or None
-        Feature names, when known.
+        Feature names (unique), when known.
+    weighted : bool
+        Whether the dot product was computed with observation weights. The trainer must use
+        the same weights: :func:`walr_fit` refuses a weighted release without ``weights`` and
+        an unweighted one with them. When not given, it is inferred from ``weights_bound``:
+        a bound other than 1 only comes with weights (``noisy_dot_product`` records ``A = 1``
+        without them), so ``weighted = weights_bound != 1``; pass ``weighted=True`` for a
+        weighted release with ``weights_bound=1``.
 
     The constructor (and :meth:`from_json`) checks the record: ``sensitivity`` must be at least
-    ``weights_bound * sqrt(k) / n`` and ``sigma`` at least the mechanism's σ for it, so a record
-    whose numbers do not support its claimed guarantee is refused.
+    ``weights_bound * sqrt(k) / n``, ``sigma`` at least the mechanism's σ for it, every number
+    finite, an unweighted record must have ``weights_bound = 1``, and every coordinate of
+    ``value`` must lie in :math:`[-40\sigma, A + 40\sigma]` (the exact dot product lies in
+    ``[0, A]``; Gaussian noise beyond 40σ has probability below :math:`10^{-340}`) and below
+    ``1e100`` in magnitude — so a record whose numbers do not support its claimed guarantee,
+    or could not have come from a release, is refused, and a record that is accepted can be
+    trained on.
 
     Examples
     --------
@@ -120,6 +132,8 @@ class NoisyDotProduct:
     >>> rel = noisy_dot_product(X, [0, 1, 1], eps=1.0, delta=1e-5, random_state=0)
     >>> NoisyDotProduct.from_json(rel.to_json()) == rel
     True
+    >>> rel.weighted
+    False
     """
 
     value: np.ndarray
@@ -131,10 +145,21 @@ class NoisyDotProduct:
     sensitivity: float
     weights_bound: float = 1.0
     columns: tuple | None = None
+    weighted: bool | None = None
 
     def __post_init__(self):
-        value = np.array(self.value, dtype=np.float64) if not isinstance(self.value, np.ndarray) \
-            else self.value.astype(np.float64, copy=True)
+        raw = self.value
+        if isinstance(raw, (str, bytes)):
+            raise TypeError("value must be a vector of real numbers, got a string")
+        try:
+            value = np.array(raw, dtype=np.float64) if not isinstance(raw, np.ndarray) \
+                else raw.astype(np.float64, copy=True)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError("value must be a vector of real numbers") from None
+        if isinstance(raw, np.ndarray) and (raw.dtype == object or raw.dtype == np.bool_
+                                            or not np.issubdtype(raw.dtype, np.number)
+                                            or np.issubdtype(raw.dtype, np.complexfloating)):
+            raise TypeError(f"value must be a vector of real numbers, got dtype {raw.dtype}")
         if value.ndim != 1 or value.size == 0:
             raise ValueError(f"value must be a non-empty 1-D vector, got shape {value.shape}")
         if not np.isfinite(value).all():
@@ -142,36 +167,68 @@ class NoisyDotProduct:
         value.setflags(write=False)
         k = value.size
         n = check_int("n", self.n, low=1)
-        if self.mechanism not in _MECHANISMS:
+        if n >= 2**63:
+            raise ValueError(f"n must be below 2**63, got {n}")
+        if not isinstance(self.mechanism, str) or self.mechanism not in _MECHANISMS:
             raise ValueError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}")
         eps = check_real("eps", self.eps, low=0.0, low_open=True, allow_inf=True)
         delta = check_real("delta", self.delta, low=0.0, high=1.0, low_open=True, high_open=True)
         sigma = check_real("sigma", self.sigma, low=0.0)
         A = check_real("weights_bound", self.weights_bound, low=0.0, low_open=True)
         sens = check_real("sensitivity", self.sensitivity, low=0.0, low_open=True)
+        weighted = self.weighted
+        if weighted is None:
+            weighted = A != 1.0
+        elif not isinstance(weighted, (bool, np.bool_)):
+            raise TypeError(f"weighted must be True or False, got {weighted!r}")
+        weighted = bool(weighted)
+        if not weighted and A != 1.0:
+            raise ValueError(f"an unweighted release has weights_bound 1, got {A:g}: pass "
+                             "weighted=True if the dot product was computed with weights")
         needed = A * math.sqrt(k) / n
         if sens < needed * (1.0 - _REL):
             raise ValueError(f"sensitivity {sens:.6g} is below weights_bound*sqrt(k)/n = {needed:.6g}: "
                              "the record understates the label-sensitivity of the dot product")
-        if (self.mechanism == "none") != np.isinf(eps):
+        if (self.mechanism == "none") != math.isinf(eps):
             raise ValueError("mechanism 'none' goes with eps=inf (an exact, non-private dot "
                              f"product) and only with it; got mechanism={self.mechanism!r}, eps={eps}")
         if self.mechanism != "none":
-            required = gaussian_sigma(sens, eps, delta, self.mechanism)
-            if sigma < required * (1.0 - _REL):
+            try:  # extreme (eps, delta, sensitivity) can overflow or defeat the root finder
+                with np.errstate(over="raise", divide="raise", invalid="raise"):
+                    required = gaussian_sigma(sens, eps, delta, self.mechanism)
+            except (ArithmeticError, RuntimeError):
+                raise ValueError(f"the {self.mechanism} Gaussian mechanism's sigma cannot be "
+                                 f"computed for eps={eps}, delta={delta}, sensitivity={sens:.6g}"
+                                 ) from None
+            if not sigma >= required * (1.0 - _REL):
                 raise ValueError(f"sigma {sigma:.6g} is below the {self.mechanism} Gaussian "
                                  f"mechanism's {required:.6g} for eps={eps}, delta={delta}, "
                                  f"sensitivity={sens:.6g}: the record does not support its guarantee")
         elif sigma != 0.0:
             raise ValueError("an eps=inf record must have sigma=0")
+        reach = _NOISE_REACH * sigma + _REL * A
+        lo, hi = float(value.min()), float(value.max())
+        if lo < -reach or hi > A + reach:
+            raise ValueError(f"value has entries in [{lo:.6g}, {hi:.6g}], outside [-40 sigma, "
+                             f"weights_bound + 40 sigma] = [{-reach:.6g}, {A + reach:.6g}]: the "
+                             "dot product of features in [0, 1] plus its noise cannot be there")
+        if max(-lo, hi) > _VALUE_MAX:
+            raise ValueError(f"value has entries as large as {max(-lo, hi):.3g} (above "
+                             f"{_VALUE_MAX:g}): no usable release has them")
         columns = self.columns
         if columns is not None:
+            if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
+                raise TypeError(f"columns must be a sequence of names or None, got "
+                                f"{type(columns).__name__}")
             columns = tuple(str(c) for c in columns)
             if len(columns) != k:
                 raise ValueError(f"columns has {len(columns)} names but value has {k} entries")
+            if len(set(columns)) != k:
+                dup = sorted({c for c in columns if columns.count(c) > 1})[:5]
+                raise ValueError(f"columns must be unique; repeated: {dup}")
         for name, v in (("value", value), ("n", n), ("eps", eps), ("delta", delta),
                         ("sigma", sigma), ("sensitivity", sens), ("weights_bound", A),
-                        ("columns", columns)):
+                        ("columns", columns), ("weighted", weighted)):
             object.__setattr__(self, name, v)
 
     @property
@@ -187,11 +244,12 @@ class NoisyDotProduct:
     __hash__ = None
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (``eps = inf`` is written as the string ``"inf"``)."""
-        return {"format": _FORMAT, "version": 1, "value": [float(x) for x in self.value],
+        """A JSON-ready dict (``eps = inf`` is written as the string ``"inf"``; format version 2)."""
+        return {"format": _FORMAT, "version": _VERSION, "value": [float(x) for x in self.value],
                 "n": self.n, "eps": "inf" if np.isinf(self.eps) else self.eps,
                 "delta": self.delta, "sigma": self.sigma, "mechanism": self.mechanism,
                 "sensitivity": self.sensitivity, "weights_bound": self.weights_bound,
+                "weighted": self.weighted,
                 "columns": None if self.columns is None else list(self.columns)}
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
@@ -204,7 +262,7 @@ class NoisyDotProduct:
         >>> '"mechanism": "analytic"' in rel.to_json()
         True
         """
-        text = json.dumps(self.to_dict(), indent=2)
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
         if path is not None:
             Path(path).write_text(text + "\n", encoding="utf-8")
         return text
@@ -213,44 +271,138 @@ class NoisyDotProduct:
     def from_json(cls, source: str | os.PathLike) -> "NoisyDotProduct":
         """Read a record from JSON text or from a file path, validating every field.
 
-        Raises ``ValueError`` for malformed JSON, unknown or missing fields, or numbers that do
-        not support the stated guarantee (see the class docstring).
+        ``source`` is JSON text when it starts (after white space) with ``{`` or ``[``, else a
+        path. Every problem with the content is a ``ValueError`` whose message starts with
+        ``"corrupted privatelr.NoisyDotProduct file"``: malformed JSON (including ``NaN`` or
+        ``Infinity`` tokens, duplicate keys and nesting too deep for the parser), a wrong
+        ``format`` or ``version``, missing or unknown fields, a field of the wrong type
+        (``value`` a list of finite numbers, ``n`` an integer, ``eps`` a number or ``"inf"``,
+        ``delta``/``sigma``/``sensitivity``/``weights_bound`` numbers, ``mechanism`` one of
+        ``"analytic"``, ``"classic"``, ``"none"``, ``columns`` null or a list of unique strings
+        of length ``k``, ``weighted`` true/false), or numbers that do not support the stated
+        guarantee (see the class docstring). A record that loads can be trained on.
+
+        **Versions.** Version 2 (written by this privatelr) records ``weighted``. Version 1
+        files (without it) are read as *unweighted* when their ``weights_bound`` is 1 and as
+        weighted otherwise (a bound other than 1 was only ever written for weighted releases).
+        A version-1 release that was in fact computed with weights bounded by 1 cannot be told
+        apart from an unweighted one; it loads as unweighted, so :func:`walr_fit` refuses it
+        with ``weights`` — re-release it, or edit the file to version 2 with
+        ``"weighted": true``.
+
+        Examples
+        --------
+        >>> rel = NoisyDotProduct([0.1, 0.2], n=100, eps=1.0, delta=1e-5, sigma=0.1,
+        ...                       mechanism="analytic", sensitivity=0.02)
+        >>> NoisyDotProduct.from_json(rel.to_json()) == rel
+        True
+        >>> try:
+        ...     NoisyDotProduct.from_json("[" * 100000)
+        ... except ValueError as exc:
+        ...     print(str(exc)[:39])
+        corrupted privatelr.NoisyDotProduct fil
         """
         if isinstance(source, os.PathLike) or (isinstance(source, str)
-                                               and not source.lstrip().startswith("{")):
-            p = Path(source)
-            if not p.is_file():
+                                               and not source.lstrip().startswith(("{", "["))):
+            try:
+                p = Path(source)
+                is_file = p.is_file()
+            except (OSError, ValueError):  # name too long, NUL byte, ...
+                is_file = False
+            if not is_file:
                 raise ValueError(f"source is neither JSON text nor an existing file: {str(source)[:80]!r}")
-            source = p.read_text(encoding="utf-8")
+            try:
+                source = p.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise _corrupted("the file is not UTF-8 text") from None
         elif not isinstance(source, str):
             raise TypeError(f"source must be JSON text or a path, got {type(source).__name__}")
         try:
-            data = json.loads(source)
+            data = json.loads(source, parse_constant=_refuse_constant,
+                              object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"source is not valid JSON: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise ValueError(f"not a {_FORMAT} record (missing or wrong 'format' field)")
-        if data.get("version") != 1:
-            raise ValueError(f"unsupported record version {data.get('version')!r}; expected 1")
-        fields = {"value", "n", "eps", "delta", "sigma", "mechanism", "sensitivity",
-                  "weights_bound", "columns"}
-        extra = set(data) - fields - {"format", "version"}
-        missing = fields - set(data)
-        if extra or missing:
-            raise ValueError(f"record fields do not match: missing {sorted(missing)}, "
-                             f"unexpected {sorted(extra)}")
-        eps = data["eps"]
-        if eps == "inf":
-            eps = math.inf
-        if not isinstance(data["value"], list):
-            raise ValueError("record field 'value' must be a list of numbers")
+            raise _corrupted(f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise _corrupted("not valid JSON: nested too deeply") from None
+        except ValueError as exc:  # NaN/Infinity tokens, duplicate keys, huge integers
+            raise _corrupted(f"not valid JSON: {exc}") from None
         try:
-            value = np.array(data["value"], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("record field 'value' must be a list of numbers") from None
-        return cls(value=value, n=data["n"], eps=eps, delta=data["delta"], sigma=data["sigma"],
-                   mechanism=data["mechanism"], sensitivity=data["sensitivity"],
-                   weights_bound=data["weights_bound"], columns=data["columns"])
+            return cls(**_record_fields(data))
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise _corrupted(str(exc)) from None
+
+
+_VERSION = 2
+_NOISE_REACH = 40.0  # |Gaussian noise| > 40 sigma has probability < 1e-340 per coordinate
+_VALUE_MAX = 1e100  # no usable release has larger entries (the trainer multiplies by N)
+_FIELDS_V1 = frozenset({"value", "n", "eps", "delta", "sigma", "mechanism", "sensitivity",
+                        "weights_bound", "columns"})
+_FIELDS = {1: _FIELDS_V1, 2: _FIELDS_V1 | {"weighted"}}
+
+
+def _corrupted(message: str) -> ValueError:
+    return ValueError(f"corrupted {_FORMAT} file: {message}")
+
+
+def _refuse_constant(token: str):
+    raise ValueError(f"the non-finite number {token} is not allowed")
+
+
+def _unique_keys(pairs):
+    out = {}
+    for key, val in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = val
+    return out
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _record_fields(data) -> dict:
+    """Check the types of a parsed record and return the constructor's keyword arguments."""
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise ValueError(f"not a {_FORMAT} record (missing or wrong 'format' field)")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in _FIELDS:
+        raise ValueError(f"unsupported record version {version!r}; this privatelr reads "
+                         f"versions {sorted(_FIELDS)}")
+    fields = _FIELDS[version]
+    extra = set(data) - fields - {"format", "version"}
+    missing = fields - set(data)
+    if extra or missing:
+        raise ValueError(f"record fields do not match version {version}: missing "
+                         f"{sorted(missing)}, unexpected {sorted(extra)}")
+    value = data["value"]
+    if not isinstance(value, list) or not value or not all(_is_number(x) for x in value):
+        raise ValueError("record field 'value' must be a non-empty list of numbers")
+    if not isinstance(data["n"], int) or isinstance(data["n"], bool):
+        raise ValueError(f"record field 'n' must be an integer, got {data['n']!r}")
+    eps = data["eps"]
+    if eps == "inf":
+        eps = math.inf
+    elif not _is_number(eps):
+        raise ValueError(f"record field 'eps' must be a number or \"inf\", got {eps!r}")
+    for name in ("delta", "sigma", "sensitivity", "weights_bound"):
+        if not _is_number(data[name]):
+            raise ValueError(f"record field {name!r} must be a number, got {data[name]!r}")
+    if not isinstance(data["mechanism"], str):
+        raise ValueError(f"record field 'mechanism' must be a string, got {data['mechanism']!r}")
+    columns = data["columns"]
+    if columns is not None and (not isinstance(columns, list)
+                                or not all(isinstance(c, str) for c in columns)):
+        raise ValueError("record field 'columns' must be null or a list of strings")
+    if version == 1:  # no 'weighted' field: unweighted exactly when the bound is 1
+        weighted = data["weights_bound"] != 1
+    else:
+        weighted = data["weighted"]
+        if not isinstance(weighted, bool):
+            raise ValueError(f"record field 'weighted' must be true or false, got {weighted!r}")
+    return dict(value=value, n=data["n"], eps=eps, delta=data["delta"], sigma=data["sigma"],
+                mechanism=data["mechanism"], sensitivity=data["sensitivity"],
+                weights_bound=data["weights_bound"], columns=columns, weighted=weighted)
 
 
 def _columns_of(X) -> tuple | None:
@@ -317,13 +469,16 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     >>> rel.k, rel.n, rel.mechanism, round(rel.sensitivity, 4)
     (2, 4, 'analytic', 0.3536)
     """
+    if accountant is not None:  # before the data are read
+        require_budget(accountant, eps, delta)
+    _check_unique_columns(_columns_of(X))  # the names only: before any value is read or charged
     if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, y, weights)):
         from .distributed import noisy_dot_product_dask  # one pass over the partitions
-        return noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=weights,
-                                      weights_bound=weights_bound, mechanism=mechanism,
-                                      clip=clip, random_state=random_state, accountant=accountant)
-    if accountant is not None:
-        require_budget(accountant, eps, delta)
+        release = noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=weights,
+                                         weights_bound=weights_bound, mechanism=mechanism,
+                                         clip=clip, random_state=random_state,
+                                         accountant=accountant)
+        return replace(release, weighted=weights is not None)  # record how it was weighted
     columns = _columns_of(X)
     X = as_float_matrix("X", X)
     n, k = X.shape
@@ -354,7 +509,31 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     if accountant is not None:
         accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP)")
     return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
-                           sensitivity=sensitivity, weights_bound=A, columns=columns)
+                           sensitivity=sensitivity, weights_bound=A, columns=columns,
+                           weighted=w is not None)
+
+
+def _check_unique_columns(columns) -> None:
+    if columns is not None and len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})[:5]
+        raise ValueError(f"X has repeated column names {dup}: the release records the feature "
+                         "names, which must be unique")
+
+
+def _check_weighting(release, weights) -> None:
+    """Refuse training with other weights than the release was computed with (none or some)."""
+    if release is None:
+        return
+    if release.weighted and weights is None:
+        raise ValueError(
+            "the release was computed with observation weights (weighted=True, weights_bound="
+            f"{release.weights_bound:g}) but walr_fit got no weights: the label-blind objective "
+            "needs the same weights the measurement system used; pass weights=<those weights>")
+    if not release.weighted and weights is not None:
+        raise ValueError(
+            "the release was computed without weights (weighted=False) but walr_fit got "
+            "weights: drop weights= to train on it, or have the measurement system release a "
+            "weighted dot product (noisy_dot_product(..., weights=..., weights_bound=...))")
 
 
 # ------------------------------------------------------------------------------------------
@@ -732,7 +911,9 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     noisy : NoisyDotProduct or (k,) array
         The release; a plain vector is accepted (the result then records no guarantee).
     weights : (N,) array, optional
-        The weights the release used (must not exceed its ``weights_bound``).
+        The weights the release used (must not exceed its ``weights_bound``). Required when
+        the release is weighted (``noisy.weighted``) and refused when it is not: a mismatch
+        would fit a different objective than the release measured.
     lambda_ : float
         Ridge λ >= 0 (every coefficient, the intercept too). With 0 the objective may be
         unbounded below; this is detected (status ``"unbounded"``, a warning recommending λ > 0).
@@ -793,6 +974,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     n, k = X.shape
     release, v = _as_release(noisy, k, n)
     columns = _release_columns(columns, release, k)
+    _check_weighting(release, weights)
     w = _check_trainer_weights(weights, n, None if release is None else release.weights_bound)
     lam = check_real("lambda_", lambda_, low=0.0)
     if solver not in _SOLVERS:

@@ -131,11 +131,23 @@ def test_result_fields():
     assert res.passes >= 1 and res.grad_norm < 1e-10
 
 
-def test_nonconvergence_is_reported_in_status():
-    res = fit(maxiter=1)
+@pytest.mark.parametrize("method", ["objective", "output"])
+def test_private_nonconvergence_is_refused_unless_allowed(method):
+    # both guarantees need the exact minimiser: an unconverged private fit is not released
+    with pytest.raises(ValueError, match="maxiter.*allow_nonconverged=True"):
+        fit(maxiter=1, method=method)
+    res = fit(maxiter=1, method=method, allow_nonconverged=True)
     assert res.convergence == 1
     assert res.status == "ok nonconvergence"
     assert "iteration limit" in res.message
+    with pytest.raises(TypeError, match="allow_nonconverged"):
+        fit(allow_nonconverged="yes")
+
+
+def test_nonprivate_nonconvergence_is_reported_in_status():
+    res = fit(maxiter=1, eps=0)
+    assert res.convergence == 1 and res.status == "ok nonconvergence"
+    assert np.isfinite(res.value)
 
 
 def test_lbfgs_solver_gives_the_same_fit():

@@ -295,7 +295,13 @@ def render_table() -> str:
             message = message[:217] + "..."
         lines.append(f"| {i} | `{case.id}` | `{case.entry}` | {case.hostile} | {outcome} | "
                      f"{message} |")
-    return "\n".join(lines) + "\n"
+    table = "\n".join(lines) + "\n"
+    # hand-written sections after the marker are kept when the table is regenerated
+    text = DOC.read_text() if DOC.exists() else ""
+    return table + ("\n" + text[text.index(HAND_WRITTEN):] if HAND_WRITTEN in text else "")
+
+
+HAND_WRITTEN = "<!-- hand-written sections below: kept when the table is regenerated -->"
 
 
 def test_documented_table_lists_every_case():

@@ -21,6 +21,19 @@ def _bands(N=200, seed=0):
     return X[keep], y[keep], X[test], y[test].ravel()
 
 
+def _candidates(monkeypatch):
+    """Record every candidate the tuner fits (copies: the caller's objects are not fitted)."""
+    seen, original = [], tuning._CMSModel.fit
+
+    def spy(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        seen.append(self)
+        return out
+
+    monkeypatch.setattr(tuning._CMSModel, "fit", spy)
+    return seen
+
+
 def test_split_matches_dppack_indexing_by_hand():
     # R: validate = seq(m+1, n, m+1), group i = seq(i, n, m+1) (1-based). n = 10, m = 2:
     # seq(1,10,3) = 1 4 7 10, seq(2,10,3) = 2 5 8, seq(3,10,3) = 3 6 9  -> minus one
@@ -39,17 +52,26 @@ def test_split_matches_dppack_indexing_by_hand():
         dppack_split(3, 3)
 
 
-def test_each_model_is_fitted_on_its_own_group():
+def test_each_model_is_fitted_on_its_own_group(monkeypatch):
     X, y, _, _ = _bands(N=40)
     y = y.ravel()
     models = [LogisticRegressionDP(eps=np.inf, gamma=g) for g in (10.0, 1.0, 0.1)]
-    tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
-    for j, mdl in enumerate(models):
+    fitted = _candidates(monkeypatch)
+    tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
+    fitted = list(fitted)  # the reference fits below are recorded too
+    assert len(fitted) == 3 and not any(c is mdl for c in fitted for mdl in models)
+    for j, cand in enumerate(fitted):
+        assert cand.gamma == models[j].gamma
         rows = [i for i in range(len(y)) if i % 4 == j]  # hand-made DPpack groups, m + 1 = 4
-        ref = LogisticRegressionDP(eps=np.inf, gamma=mdl.gamma).fit(X[rows], y[rows], [1, 1],
-                                                                    [-1, -1])
-        np.testing.assert_allclose(mdl.coeff, ref.coeff, rtol=1e-10)
-        assert mdl.result_.n == len(rows)
+        ref = LogisticRegressionDP(eps=np.inf, gamma=cand.gamma).fit(X[rows], y[rows], [1, 1],
+                                                                     [-1, -1])
+        np.testing.assert_allclose(cand.coeff, ref.coeff, rtol=1e-10)
+        assert cand.result_.n == len(rows)
+    # only the chosen object of the caller's list is fitted: with its candidate's fit
+    j = tuned.tuning_.chosen
+    assert tuned is models[j]
+    np.testing.assert_array_equal(tuned.coeff, fitted[j].coeff)
+    assert all(mdl.coeff is None and mdl.result_ is None for i, mdl in enumerate(models) if i != j)
 
 
 def test_seed_r_example_selects_a_model():
@@ -77,18 +99,20 @@ def test_seed_r_example_selects_a_model():
     np.testing.assert_array_equal(again.coeff, tuned.coeff)
 
 
-def test_large_eps_picks_fewest_validation_errors():
+def test_large_eps_picks_fewest_validation_errors(monkeypatch):
     X, y, _, _ = _bands(N=150)
     y = y.ravel()
+    fitted = _candidates(monkeypatch)
     for s in range(5):
         # a good linear model, a useless kernel model (kernel width far too small: features are
         # noise) and a strongly over-regularised one
         models = [SVMDP(eps=200.0, gamma=1.0, kernel="Gaussian", D=20, kernel_param=1e5),
                   LogisticRegressionDP(eps=200.0, gamma=1.0),
                   SVMDP(eps=200.0, gamma=1.0, kernel="Gaussian", D=20, kernel_param=3e4)]
+        fitted.clear()
         tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=s)
         _, valid = dppack_split(len(y), len(models))
-        errors = [np.sum(m.predict(X[valid]) != y[valid]) for m in models]
+        errors = [np.sum(m.predict(X[valid]) != y[valid]) for m in fitted]
         assert min(errors) + 10 <= sorted(errors)[1]  # a clear winner (> 10 errors apart)
         # P(not the best) <= 2 exp(-200 * 10 / 2): the choice is the argmin
         assert errors[tuned.tuning_.chosen] == min(errors), errors
@@ -104,11 +128,12 @@ def test_mechanism_receives_minus_errors_sensitivity_one_and_common_eps(monkeypa
         return 1
 
     monkeypatch.setattr(tuning, "exponential_mechanism", spy)
+    fitted = _candidates(monkeypatch)
     models = [LogisticRegressionDP(eps=0.5, gamma=g) for g in (1.0, 2.0)]
     tuned = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
     assert tuned is models[1]
     _, valid = dppack_split(len(y), 2)
-    errors = np.array([np.sum(m.predict(X[valid]) != y[valid]) for m in models])
+    errors = np.array([np.sum(m.predict(X[valid]) != y[valid]) for m in fitted])
     np.testing.assert_array_equal(seen["utility"], -errors)
     assert seen["eps"] == 0.5 and seen["sensitivity"] == 1.0
 
@@ -118,12 +143,14 @@ def test_record_does_not_hold_error_counts():
     assert names == {"candidates", "chosen", "eps", "group_sizes"}
 
 
-def test_add_bias_is_passed_to_fit_and_predict():
+def test_add_bias_is_passed_to_fit_and_predict(monkeypatch):
     X, y, _, _ = _bands(N=60)
     models = [LogisticRegressionDP(eps=np.inf, gamma=g) for g in (1.0, 0.1)]
+    fitted = _candidates(monkeypatch)
     tuned = tune_classification_model(models, X + 0.5, y, [1.5, 1.5], [-0.5, -0.5],
                                       add_bias=True, random_state=0)
-    assert all(m.coeff.shape == (3,) and m.add_bias_ for m in models)
+    assert len(fitted) == 2 and all(m.coeff.shape == (3,) and m.add_bias_ for m in fitted)
+    assert tuned.coeff.shape == (3,) and tuned.add_bias_
     assert tuned.predict(X + 0.5, add_bias=True).shape == (len(X),)
 
 

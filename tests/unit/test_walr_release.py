@@ -109,7 +109,7 @@ def _tampered(**changes):
     (dict(value="abc"), "value"),
     (dict(columns=["a"]), "columns"),
     (dict(format="other"), "format"),
-    (dict(version=2), "version"),
+    (dict(version=3), "version"),
     (dict(extra=1), "unexpected"),
 ])
 def test_loading_validates_every_field(changes, match):
