@@ -891,7 +891,8 @@ def noisy_dot_product_dask(X, y, *, eps: float, delta: float, weights=None,
     if accountant is not None:
         accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP, dask)")
     return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
-                           sensitivity=float(sensitivity), weights_bound=A, columns=columns)
+                           sensitivity=float(sensitivity), weights_bound=A, columns=columns,
+                           weighted=weights is not None)
 
 
 def _prepare_xyw(X, y, weights, da, *, persist=True):

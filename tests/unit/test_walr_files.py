@@ -245,11 +245,6 @@ def test_duplicate_column_names_refused_before_the_release():
                         sensitivity=0.02, columns=("a", "a"))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="privatelr.distributed.noisy_dot_product_dask (outside this change) does "
-                          "not pass weighted= to NoisyDotProduct, so walr() on a Dask DataFrame "
-                          "with weights bounded by 1 gets a release inferred as unweighted and "
-                          "walr_fit_dask refuses its weights; fix: weighted=weights is not None")
 def test_walr_formula_on_dask_with_weights_bounded_by_one(client):
     dd = pytest.importorskip("dask.dataframe")
     from privatelr import walr
