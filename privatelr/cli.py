@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 import sys
 import warnings
 
@@ -128,6 +131,72 @@ def _need_pyarrow():
     return pq
 
 
+# ---- output paths --------------------------------------------------------------------------
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same path once links and ``..`` are
+    resolved, or (both existing) the same inode, which also catches hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet) or cannot be examined
+        return False
+
+
+def _check_out(out, inputs) -> None:
+    """Refuse an ``--out`` path that would destroy an input or cannot be written, before
+    anything is read or written. ``inputs``: (argument name, path) pairs; ``-`` is stdin."""
+    if out is None or out == "-":
+        return
+    for label, path in inputs:
+        if path is not None and path != "-" and _same_file(out, path):
+            raise _InputError(f"--out {out} is the same file as the input {label} ({path}); "
+                              "writing it would destroy the input: choose another --out path")
+    if os.path.isdir(out):
+        raise _InputError(f"--out {out} is a directory: give the path of a file to write")
+    parent = os.path.dirname(os.path.realpath(out))
+    if not os.path.isdir(parent):
+        raise _InputError(f"--out {out}: the directory {parent} does not exist; create it "
+                          "first or choose another --out path")
+    if os.path.isfile(out) and not os.access(out, os.W_OK):
+        raise _InputError(f"--out {out} exists and is read-only: make it writable or choose "
+                          "another --out path")
+
+
+class _NamedWriter:
+    """``write`` to ``fh``, reporting an OSError (a full disk, say) with the output's path."""
+
+    def __init__(self, fh, path: str):
+        self._fh, self._path = fh, path
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror or str(exc), self._path) from None
+
+
+@contextlib.contextmanager
+def _output_file(path: str):
+    """A text file for ``path``: written atomically (:func:`privatelr.envelope.atomic_write`),
+    except for a device or pipe (``/dev/null``, a FIFO), which is written directly."""
+    from .envelope import atomic_write
+
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            yield _NamedWriter(fh, path)
+    else:
+        with atomic_write(path, "w", encoding="utf-8", newline="") as fh:
+            yield _NamedWriter(fh, path)
+
+
 def _read_table(path: str):
     """The whole table (for ``fit``): CSV (``-`` = stdin) or Parquet; string columns stay strings
     and become factors in the design (levels sorted, as R's ``factor``)."""
@@ -225,6 +294,7 @@ def _csv_lines(pred, *, probabilities: bool) -> str:
 
 def _fit(args) -> int:
     from .dplr import dplr
+    from .persist import save_model
 
     if args.lambda_ is not None and not args.lambda_ > 0:
         raise _InputError(f"--lambda must be > 0, got {args.lambda_}")
@@ -232,6 +302,7 @@ def _fit(args) -> int:
         raise _InputError(f"--eps must be >= 0, got {args.eps}")
     if args.data_norm is not None and not args.data_norm > 0:
         raise _InputError(f"--data-norm must be > 0, got {args.data_norm}")
+    _check_out(args.out, [("DATA", args.data)])
     frame = _read_table(args.data)
     model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
                  rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
@@ -239,7 +310,7 @@ def _fit(args) -> int:
                  data_norm=1.0 if args.data_norm is None else args.data_norm, clip=args.clip,
                  random_state=args.seed)
     del frame
-    model.to_json(args.out)
+    save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
@@ -250,22 +321,15 @@ def _predict(args) -> int:
 
     if args.chunk_size < 1:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
+    _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
     model = load_model(args.model)
     if args.out in (None, "-"):
         predict_stream(model, args.data, sys.stdout, type=args.type, chunk_size=args.chunk_size)
         return 0
-    tmp = f"{args.out}.part"
-    try:
-        with open(tmp, "w", newline="") as fh:
-            predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
-        import os
-
-        os.replace(tmp, args.out)
-    finally:
-        import os
-
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    # Nothing reaches args.out unless every row was scored: a failure or an interrupt leaves
+    # the previous file (if any) untouched and no temporary file behind.
+    with _output_file(args.out) as fh:
+        predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
     return 0
 
 
@@ -305,7 +369,8 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--rp-dim", type=int, default=0, help="random projection dimension "
                      "(0: none; negative: round(2 log n))")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
-    fit.add_argument("--out", required=True, metavar="MODEL.json", help="where to save the model")
+    fit.add_argument("--out", required=True, metavar="MODEL.json",
+                     help="where to save the model (replaced atomically; must not be DATA)")
     fit.set_defaults(func=_fit)
 
     pred = sub.add_parser(
@@ -315,13 +380,15 @@ def _add_model_parsers(sub) -> None:
             f"(CSV, '-' = stdin, or Parquet) --chunk-size rows at a time (default "
             f"{DEFAULT_CHUNK_SIZE:,}), only the columns the formula uses, and writes CSV: a "
             "header 'probability' (or 'class') and one line per input row, empty where the row "
-            "has a missing value. At most one chunk is held in memory."))
+            "has a missing value. At most one chunk is held in memory. --out is written only "
+            "once every row is scored."))
     pred.add_argument("model", metavar="MODEL.json")
     pred.add_argument("data", metavar="DATA")
     pred.add_argument("--type", choices=["probabilities", "class"], default="probabilities",
                       help="probabilities (default) or class labels (threshold p.tr)")
     pred.add_argument("--out", default=None, metavar="preds.csv",
-                      help="output file (default: stdout)")
+                      help="output file (default: stdout), replaced atomically; must not be "
+                           "MODEL.json or DATA")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.set_defaults(func=_predict)

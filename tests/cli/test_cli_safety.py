@@ -1,0 +1,275 @@
+"""The command line never loses data.
+
+1. ``--out`` naming an input (directly, through ``..``, a symbolic or a hard link) is refused
+   before anything is written.
+2. Outputs are written atomically through :func:`privatelr.envelope.atomic_write`: temporary
+   files have unique names, a user's files (``out.csv.part``) are never touched, a failed or
+   interrupted write leaves the previous output intact, errors name the user's path.
+
+Everything runs ``cli.main`` in-process.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privatelr import cli, dplr, load_model
+
+# ---------------------------------------------------------------------------------------------
+# helpers and fixtures
+# ---------------------------------------------------------------------------------------------
+
+
+def main_inproc(capsys, *args):
+    """(exit code, stdout, stderr) of ``cli.main`` run in this process."""
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as exc:  # argparse: --help/--version (0) and usage errors (2)
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def assert_one_line_error(code, err, command):
+    assert code == 2, err
+    assert err.startswith(f"privatelr {command}: error: "), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert ".tmp" not in err and ".part" not in err, err  # never a temporary file's name
+
+
+def snapshot(folder):
+    """{name: bytes} of every file in ``folder`` (what must survive a refused/failed run)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def quiet_dplr(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dplr(*args, **kwargs)
+
+
+def small_frame(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"x": np.round(rng.uniform(-0.8, 0.8, n), 3),
+                          "g": rng.choice(["01", "1", "b"], n)})
+    frame["y"] = (frame["x"] + 0.6 * (frame["g"] == "01") + 0.2 * rng.standard_normal(n)
+                  > 0.1).astype(int)
+    return frame
+
+
+@pytest.fixture
+def fitted(tmp_path):
+    """A folder with data.csv (x, g, y) and model.json fitted on it (eps=0, y ~ x + g)."""
+    frame = small_frame()
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    quiet_dplr("y ~ x + g", frame, eps=0).to_json(tmp_path / "model.json")
+    return tmp_path
+
+
+@pytest.fixture
+def x_model(tmp_path):
+    """(model y ~ x, its path) for one-column CSV tests."""
+    frame = small_frame()
+    model = quiet_dplr("y ~ x", frame, eps=0)
+    path = tmp_path / "x_model.json"
+    model.to_json(path)
+    return model, path
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. --out equal to an input is refused before anything is written
+# ---------------------------------------------------------------------------------------------
+
+def _refused(capsys, folder, command, argv):
+    before = snapshot(folder)
+    code, out, err = main_inproc(capsys, *argv)
+    assert_one_line_error(code, err, command)
+    assert "--out" in err and "choose another --out path" in err
+    assert out == ""  # nothing fitted or printed: refused up front
+    assert snapshot(folder) == before  # every input byte for byte, and no new file
+
+
+def test_predict_out_equal_to_the_data_file(fitted, capsys):
+    d = fitted
+    _refused(capsys, d, "predict",
+             ["predict", d / "model.json", d / "data.csv", "--out", d / "data.csv"])
+
+
+def test_predict_out_equal_to_the_model_file(fitted, capsys):
+    d = fitted
+    _refused(capsys, d, "predict",
+             ["predict", d / "model.json", d / "data.csv", "--out", d / "model.json"])
+
+
+def test_fit_out_equal_to_the_data_file(fitted, capsys):
+    d = fitted
+    _refused(capsys, d, "fit", ["fit", d / "data.csv", "--formula", "y ~ x", "--eps", "0",
+                                "--out", d / "data.csv"])
+
+
+def test_out_through_a_symlink_to_the_data(fitted, capsys):
+    d = fitted
+    (d / "link.csv").symlink_to(d / "data.csv")
+    _refused(capsys, d, "predict",
+             ["predict", d / "model.json", d / "data.csv", "--out", d / "link.csv"])
+    assert (d / "link.csv").is_symlink()
+
+
+def test_out_as_a_hard_link_to_the_model(fitted, capsys):
+    d = fitted
+    os.link(d / "model.json", d / "hard.json")
+    _refused(capsys, d, "predict",
+             ["predict", d / "model.json", d / "data.csv", "--out", d / "hard.json"])
+    _refused(capsys, d, "fit", ["fit", d / "hard.json", "--formula", "y ~ x",
+                                "--out", d / "model.json"])
+
+
+def test_out_via_a_relative_path_with_dotdot(fitted, capsys, monkeypatch):
+    d = fitted
+    (d / "sub").mkdir()
+    monkeypatch.chdir(d / "sub")
+    _refused(capsys, d, "predict", ["predict", "../model.json", d / "data.csv", "--out",
+                                    "../sub/../data.csv"])
+
+
+def test_stdin_is_not_a_path_and_a_new_out_is_fine(fitted, capsys, monkeypatch):
+    d = fitted
+    monkeypatch.chdir(d)
+    monkeypatch.setattr(sys, "stdin", io.StringIO((d / "data.csv").read_text()))
+    code, _, err = main_inproc(capsys, "predict", "model.json", "-", "--out", "-")
+    assert code == 0, err  # '-' for both: stdin in, stdout out; not "the same file"
+    code, _, err = main_inproc(capsys, "predict", "model.json", "data.csv", "--out", "p.csv")
+    assert code == 0, err and len((d / "p.csv").read_text().splitlines()) == 41
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. atomic outputs with unique temporary names
+# ---------------------------------------------------------------------------------------------
+
+def test_a_users_out_part_file_survives_predict(fitted, capsys):
+    d = fitted
+    (d / "out.csv.part").write_text("my own notes, not a temporary file\n")
+    code, _, err = main_inproc(capsys, "predict", d / "model.json", d / "data.csv",
+                               "--out", d / "out.csv")
+    assert code == 0, err
+    assert (d / "out.csv.part").read_text() == "my own notes, not a temporary file\n"
+    assert len((d / "out.csv").read_text().splitlines()) == 41
+    assert sorted(p.name for p in d.iterdir()) == ["data.csv", "model.json", "out.csv",
+                                                   "out.csv.part"]
+
+
+@pytest.mark.parametrize("error, code", [(KeyboardInterrupt, 130), (MemoryError, 1)])
+def test_interrupted_predict_leaves_the_previous_output_and_no_temporary(fitted, capsys,
+                                                                         monkeypatch, error,
+                                                                         code):
+    d = fitted
+    (d / "out.csv").write_text("probability\nthe previous run\n")
+    (d / "out.csv.part").write_text("a user's file\n")
+    before = snapshot(d)
+    calls = []
+    original = cli._csv_lines
+
+    def flaky(pred, **kw):  # the second chunk's lines never arrive
+        calls.append(len(pred))
+        if len(calls) == 2:
+            raise error()
+        return original(pred, **kw)
+
+    monkeypatch.setattr(cli, "_csv_lines", flaky)
+    got, _, err = main_inproc(capsys, "predict", d / "model.json", d / "data.csv",
+                              "--out", d / "out.csv", "--chunk-size", "10")
+    assert got == code and len(calls) == 2
+    assert snapshot(d) == before  # old output intact, the .part file kept, no temporary left
+    assert ".tmp" not in err and ".part" not in err
+
+
+def test_write_error_on_the_temporary_names_the_out_path(fitted, capsys, monkeypatch):
+    import errno
+
+    from privatelr import envelope
+
+    d = fitted
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(envelope.os, "fsync", full_disk)
+    code, _, err = main_inproc(capsys, "predict", d / "model.json", d / "data.csv",
+                               "--out", d / "out.csv")
+    assert_one_line_error(code, err, "predict")
+    assert err.strip().endswith(f"No space left on device: {d / 'out.csv'}")
+    assert sorted(p.name for p in d.iterdir()) == ["data.csv", "model.json"]
+
+
+def test_fit_keeps_the_models_permissions_and_never_touches_tmp_pid(fitted, capsys):
+    d = fitted
+    model = d / "model.json"
+    model.chmod(0o640)
+    decoy = d / f"model.json.tmp{os.getpid()}"  # the name save_model used to overwrite
+    decoy.write_text("precious")
+    code, _, err = main_inproc(capsys, "fit", d / "data.csv", "--formula", "y ~ x", "--eps",
+                               "0", "--out", model)
+    assert code == 0, err
+    assert stat.S_IMODE(model.stat().st_mode) == 0o640
+    assert decoy.read_text() == "precious"
+    assert load_model(model).formula.startswith("y ~ x")
+    new = d / "new.json"
+    load_model(model).to_json(new)  # a new file: the umask's permissions, not mkstemp's 0600
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in d.iterdir()) == sorted(["data.csv", decoy.name, "model.json",
+                                                          "new.json"])
+
+
+def test_atomic_write_replaces_or_leaves_untouched(tmp_path):
+    from privatelr.envelope import atomic_write
+
+    path = tmp_path / "f.txt"
+    with atomic_write(path) as fh:
+        names = [p.name for p in tmp_path.iterdir()]
+        assert len(names) == 1 and names[0].startswith(".f.txt.") and names[0].endswith(".tmp")
+        fh.write("one\n")
+    assert path.read_text() == "one\n"
+    with pytest.raises(ZeroDivisionError):
+        with atomic_write(path) as fh:
+            fh.write("two, half written")
+            1 / 0
+    assert path.read_text() == "one\n" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+    link = tmp_path / "link.txt"
+    link.symlink_to(path)
+    with atomic_write(link, "wb") as fh:
+        fh.write(b"three\n")
+    assert link.is_symlink() and path.read_bytes() == b"three\n"
+    with pytest.raises(ValueError, match="mode"):
+        with atomic_write(path, "a"):
+            pass
+
+
+def test_atomic_write_errors_name_the_destination(tmp_path, monkeypatch):
+    import errno
+
+    from privatelr import envelope
+
+    def refuse(src, dst):
+        raise OSError(errno.EACCES, "Permission denied", src, dst)
+
+    monkeypatch.setattr(envelope.os, "replace", refuse)
+    path = tmp_path / "out.csv"
+    with pytest.raises(PermissionError) as info:
+        with envelope.atomic_write(path) as fh:
+            fh.write("x\n")
+    assert info.value.filename == str(path) and info.value.filename2 is None
+    assert ".tmp" not in str(info.value) and list(tmp_path.iterdir()) == []
+    with pytest.raises(FileNotFoundError) as info:
+        with envelope.atomic_write(tmp_path / "nodir" / "out.csv"):
+            pass
+    assert info.value.filename == str(tmp_path / "nodir" / "out.csv")
