@@ -112,7 +112,8 @@ def _add_cms_parser(sub, name: str, svm: bool) -> None:
 # ---------------------------------------------------------------------------------------------
 
 #: Rows read at a time by ``privatelr predict`` (``--chunk-size``). At most one chunk of the
-#: input (and its predictions) is held in memory: about ``chunk_size x (columns used)`` values.
+#: input (and its predictions) is held in memory: about ``chunk_size x (columns in the file)``
+#: values while a chunk is parsed, ``chunk_size x (columns used)`` once it is scored.
 DEFAULT_CHUNK_SIZE = 50_000
 
 _PARQUET_EXT = (".parquet", ".pq", ".parq")
@@ -120,6 +121,11 @@ _PARQUET_EXT = (".parquet", ".pq", ".parq")
 
 def _is_parquet(path: str) -> bool:
     return path.lower().endswith(_PARQUET_EXT)
+
+
+def _name(path: str) -> str:
+    """How messages call an input: its path, or ``stdin`` for ``-``."""
+    return "stdin" if path == "-" else path
 
 
 def _need_pyarrow():
@@ -197,52 +203,147 @@ def _output_file(path: str):
             yield _NamedWriter(fh, path)
 
 
+# ---- reading CSV ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _csv_errors(path: str):
+    """Report what pandas and the decoder find wrong with the CSV ``path`` as one-line input
+    errors; a row with more fields than the header (pandas' ParserWarning with
+    ``index_col=False``) is an error too, so that no field is dropped silently."""
+    import pandas as pd
+
+    name = _name(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            yield
+    except pd.errors.EmptyDataError:
+        raise _InputError(f"{name}: the file is empty (a CSV needs a header line)") from None
+    except pd.errors.ParserWarning:
+        raise _InputError(f"{name}: a row has more fields than the header line (only one empty "
+                          "trailing field is accepted); every row needs one field per column"
+                          ) from None
+    except pd.errors.ParserError as exc:
+        raise _InputError(f"{name}: not a readable CSV file ({_one_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise _InputError(f"{name}: the file is not UTF-8 text (byte "
+                          f"0x{exc.object[exc.start]:02x}: {exc.reason}); save it as UTF-8"
+                          ) from None
+
+
+def _read_csv(path: str, **options):
+    """``pandas.read_csv`` as the command line reads every CSV: each line is a row (a blank
+    line is a row of missing values, so rows never shift), and no column becomes the index
+    (``index_col=False``: a trailing comma on every row is an empty extra field, dropped)."""
+    import pandas as pd
+
+    return pd.read_csv(sys.stdin if path == "-" else path, skip_blank_lines=False,
+                       index_col=False, **options)
+
+
+def _check_columns(path: str, available, needed=()) -> None:
+    """The header must name columns, including every one in ``needed``."""
+    available = list(available)
+    if not available:
+        raise _InputError(f"{_name(path)}: the first line is blank; a CSV file starts with a "
+                          "header line naming the columns")
+    have = set(available)
+    missing = [c for c in needed if c not in have]
+    if missing:
+        shown = available if len(available) <= 30 else available[:30] + ["..."]
+        raise _InputError(f"{_name(path)} lacks column(s) {missing} used by the model; "
+                          f"available: {shown}")
+
+
+@contextlib.contextmanager
+def _parquet_errors(path: str):
+    """Report pyarrow's complaints about the Parquet file ``path`` as input errors naming it."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except pa.ArrowException as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise
+        raise _InputError(f"{path}: not a readable Parquet file ({_one_line(exc)})") from None
+
+
 def _read_table(path: str):
     """The whole table (for ``fit``): CSV (``-`` = stdin) or Parquet; string columns stay strings
     and become factors in the design (levels sorted, as R's ``factor``)."""
-    import pandas as pd
-
     if _is_parquet(path):
         pq = _need_pyarrow()
-        return pq.read_table(path).to_pandas()
-    try:
-        frame = pd.read_csv(sys.stdin if path == "-" else path)
-    except pd.errors.EmptyDataError:
-        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
-    except pd.errors.ParserError as exc:
-        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+        with _parquet_errors(path):
+            frame = pq.read_table(path).to_pandas()
+        if frame.shape[0] == 0:
+            raise _InputError(f"{path}: the Parquet data has no rows")
+        return frame
+    with _csv_errors(path):
+        frame = _read_csv(path)
+    _check_columns(path, frame.columns)
     if frame.shape[0] == 0:
-        raise _InputError(f"{path}: the file has a header but no data rows")
+        raise _InputError(f"{_name(path)}: the file has a header but no data rows")
     return frame
+
+
+# ---- streaming -----------------------------------------------------------------------------
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _iter_chunks(path: str, chunk_size: int, columns=None):
     """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
-    next one is requested. ``columns``: read only these (the variables the model uses)."""
-    import pandas as pd
+    next one is requested.
 
-    usecols = None if columns is None else (lambda c, keep=frozenset(columns): c in keep)
+    ``columns``: keep only these (the variables the model uses); the file must have them. Every
+    line of a CSV is a row (see :func:`_read_csv`), so the chunks together have exactly one row
+    per data line.
+    """
+    keep = None if columns is None else list(columns)
     if _is_parquet(path):
         pq = _need_pyarrow()
-        pf = pq.ParquetFile(path)
-        names = [c for c in pf.schema_arrow.names if usecols is None or usecols(c)]
-        for batch in pf.iter_batches(batch_size=chunk_size, columns=names):
+        with _parquet_errors(path):
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+        if keep is not None:
+            _check_columns(path, names, keep)
+            names = [c for c in names if c in set(keep)]
+        batches = pf.iter_batches(batch_size=chunk_size, columns=names)
+        end = object()
+        while True:
+            with _parquet_errors(path):
+                batch = next(batches, end)
+            if batch is end:
+                break
             chunk = batch.to_pandas()
             del batch
             yield chunk
             del chunk
         return
-    try:
-        reader = pd.read_csv(sys.stdin if path == "-" else path, chunksize=chunk_size,
-                             usecols=usecols)
-        with reader:
-            for chunk in reader:
-                yield chunk
-                del chunk  # so that the next read does not overlap with this chunk
-    except pd.errors.EmptyDataError:
-        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
-    except pd.errors.ParserError as exc:
-        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+    # All columns are parsed (pandas' usecols would skip its check that no row has more fields
+    # than the header); the unused ones are dropped at once.
+    with _csv_errors(path):
+        reader = _read_csv(path, chunksize=chunk_size)
+    end = object()
+    rows = 0
+    with reader:
+        while True:
+            with _csv_errors(path):
+                raw = next(reader, end)
+            if raw is end:
+                break
+            if rows == 0:
+                _check_columns(path, raw.columns, keep or ())
+            if keep is None:
+                chunk = raw
+            else:
+                wanted = set(keep)
+                chunk = raw[[c for c in raw.columns if c in wanted]]
+            del raw
+            rows += len(chunk)
+            yield chunk
+            del chunk  # so that the next read does not overlap with this chunk
 
 
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
@@ -252,19 +353,26 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
     "max_chunk_rows"}``.
 
-    Only the columns the model's formula uses are read, ``chunk_size`` rows at a time, and no
-    chunk is kept once written, so memory does not grow with the input.
+    Only the columns the model's formula uses are kept, ``chunk_size`` rows at a time, and no
+    chunk is kept once written, so memory does not grow with the input. Every CSV line is a row
+    (a blank line gets an empty prediction); a header-only file gives the header line alone.
     """
     name = "probability" if type == "probabilities" else "class"
-    out.write(name + "\n")
+    columns = list(model.spec.variables)
+    header = name + "\n"  # written with the first scored chunk: nothing at all if that fails
     rows = chunks = biggest = 0
-    for chunk in _iter_chunks(source, chunk_size, columns=model.spec.variables):
-        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
+    for chunk in _iter_chunks(source, chunk_size, columns=columns):
         n = len(chunk)
+        if n == 0:  # a header-only file: nothing to score
+            del chunk
+            continue
+        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
         del chunk
-        out.write(_csv_lines(pred, probabilities=name == "probability"))
+        out.write(header + _csv_lines(pred, probabilities=name == "probability"))
+        header = ""
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+    out.write(header)
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
 
 
@@ -380,8 +488,8 @@ def _add_model_parsers(sub) -> None:
             f"(CSV, '-' = stdin, or Parquet) --chunk-size rows at a time (default "
             f"{DEFAULT_CHUNK_SIZE:,}), only the columns the formula uses, and writes CSV: a "
             "header 'probability' (or 'class') and one line per input row, empty where the row "
-            "has a missing value. At most one chunk is held in memory. --out is written only "
-            "once every row is scored."))
+            "has a missing value (a blank line is a row of missing values). At most one chunk is "
+            "held in memory. --out is written only once every row is scored."))
     pred.add_argument("model", metavar="MODEL.json")
     pred.add_argument("data", metavar="DATA")
     pred.add_argument("--type", choices=["probabilities", "class"], default="probabilities",
@@ -424,8 +532,6 @@ def main(argv=None) -> int:
     :class:`~privatelr.PrivacyWarning`) are printed as one line each on stderr. Set the
     environment variable ``PRIVATELR_DEBUG=1`` to see tracebacks.
     """
-    import os
-
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(os.environ.get("PRIVATELR_DEBUG"))

@@ -5,6 +5,8 @@
 2. Outputs are written atomically through :func:`privatelr.envelope.atomic_write`: temporary
    files have unique names, a user's files (``out.csv.part``) are never touched, a failed or
    interrupted write leaves the previous output intact, errors name the user's path.
+3. CSV reading keeps one output row per input row (blank lines, trailing commas, header-only
+   files).
 
 Everything runs ``cli.main`` in-process.
 """
@@ -273,3 +275,78 @@ def test_atomic_write_errors_name_the_destination(tmp_path, monkeypatch):
         with envelope.atomic_write(tmp_path / "nodir" / "out.csv"):
             pass
     assert info.value.filename == str(tmp_path / "nodir" / "out.csv")
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. one output row per input row
+# ---------------------------------------------------------------------------------------------
+
+def assert_predictions(lines, expected):
+    """``lines`` (the output, header first) holds one probability per row of ``expected``
+    (NaN: an empty field); chunked scoring may differ from one matrix product in the last bit."""
+    assert lines[0] == "probability" and len(lines) == len(expected) + 1, lines
+    empty = [line == '""' for line in lines[1:]]
+    assert empty == np.isnan(expected).tolist(), lines
+    got = np.array([np.nan if e else float(v) for e, v in zip(empty, lines[1:])])
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)
+
+
+def _predict_text(capsys, model_path, csv_text, tmp_path, *chunk, newline="\n"):
+    data = tmp_path / "new.csv"
+    data.write_bytes(csv_text.replace("\n", newline).encode())
+    code, out, err = main_inproc(capsys, "predict", model_path, data, *chunk)
+    assert code == 0, err
+    return out.splitlines()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("chunk", [[], ["--chunk-size", "1"], ["--chunk-size", "2"]])
+def test_blank_lines_of_a_one_column_csv_are_missing_rows(x_model, tmp_path, capsys, newline,
+                                                          chunk):
+    model, path = x_model
+    want = model.predict(pd.DataFrame({"x": [0.5, np.nan, -0.25, 0.125, np.nan]}))
+    assert np.isnan(want).tolist() == [False, True, False, False, True]
+    # a blank line in the middle and one at the end (then the final newline)
+    got = _predict_text(capsys, path, "x\n0.5\n\n-0.25\n0.125\n\n", tmp_path, *chunk,
+                        newline=newline)
+    assert_predictions(got, want)
+    # a single final newline is not a blank row; no final newline at all is the same file
+    for text in ("x\n0.5\n\n-0.25\n0.125\n", "x\n0.5\n\n-0.25\n0.125"):
+        got = _predict_text(capsys, path, text, tmp_path, *chunk, newline=newline)
+        assert_predictions(got, want[:-1])
+
+
+def test_trailing_commas_never_make_an_index(fitted, tmp_path, capsys):
+    d = fitted
+    model = load_model(d / "model.json")
+    frame = pd.DataFrame({"x": [0.5, -0.5, 0.25], "g": ["b", "1", "b"]})
+    text = "x,g\n" + "".join(f"{x},{g},\n" for x, g in zip(frame["x"], frame["g"]))
+    got = _predict_text(capsys, d / "model.json", text, tmp_path)
+    assert_predictions(got, model.predict(frame))
+    got = _predict_text(capsys, d / "model.json", text, tmp_path, "--chunk-size", "1")
+    assert_predictions(got, model.predict(frame))
+    # an extra field with data in it is refused, never dropped
+    (tmp_path / "extra.csv").write_text("x,g\n0.5,b,7\n-0.5,01,\n")
+    code, _, err = main_inproc(capsys, "predict", d / "model.json", tmp_path / "extra.csv")
+    assert_one_line_error(code, err, "predict")
+    assert "more fields than the header" in err
+
+
+def test_header_only_csv(fitted, capsys):
+    d = fitted
+    (d / "empty_rows.csv").write_text("x,g,y\n")
+    code, _, err = main_inproc(capsys, "predict", d / "model.json", d / "empty_rows.csv",
+                               "--out", d / "p.csv")
+    assert code == 0, err
+    assert (d / "p.csv").read_text() == "probability\n"
+    code, _, err = main_inproc(capsys, "fit", d / "empty_rows.csv", "--formula", "y ~ x",
+                               "--out", d / "m2.json")
+    assert_one_line_error(code, err, "fit")
+    assert "no data rows" in err and not (d / "m2.json").exists()
+    # the same with mtcars' model (main failed here: "'mpg' was numeric ... but is object")
+    from privatelr.datasets import load_mtcars
+
+    quiet_dplr("am ~ mpg + factor(cyl)", load_mtcars(), eps=0).to_json(d / "cars.json")
+    (d / "cars_header.csv").write_text("mpg,cyl,am\n")
+    code, out, err = main_inproc(capsys, "predict", d / "cars.json", d / "cars_header.csv")
+    assert code == 0 and out == "probability\n", err
