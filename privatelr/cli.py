@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import stat
 import sys
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -286,6 +288,97 @@ def _read_table(path: str):
     return frame
 
 
+# ---- typed columns -------------------------------------------------------------------------
+
+#: Types a model records for its data columns (``model.spec.variable_types``).
+VARIABLE_TYPES = ("numeric", "logical", "character")
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+                     r"|(?i:[+-]?inf(?:inity)?|nan)")
+_LOGICAL = {"TRUE": True, "T": True, "true": True, "True": True,
+            "FALSE": False, "F": False, "false": False, "False": False}
+_MISSING_TEXT = ("", "NA")
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
+    """Convert the text columns of ``frame`` to the types a model recorded.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns of text, as read by ``read_csv(dtype=str, keep_default_na=False)``; missing
+        values (NaN/None) are allowed too.
+    types : mapping
+        Column name -> ``"numeric"``, ``"logical"`` or ``"character"``. Every column of
+        ``frame`` needs an entry.
+    first_line : int
+        The data line number of the first row (1 = the first line after the header); error
+        messages count from it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same index and columns. A field that is empty or ``NA`` is missing. ``numeric``: float64
+        (a decimal number, ``Inf``/``-Inf``/``NaN`` in any case; spaces around it are ignored).
+        ``logical``: pandas' nullable ``boolean`` from R's ``TRUE``/``FALSE``/``T``/``F``/
+        ``true``/``false``/``True``/``False``. ``character``: the text unchanged (``"01"`` stays
+        ``"01"``). The result depends only on each field's text, never on the other rows, so it
+        is the same for every chunk size.
+
+    Raises
+    ------
+    ValueError
+        A field that is not of its column's type, e.g. ``column 'mpg', line 7: 'abc' is not a
+        number``; a column without a recorded type, or a type this function does not know.
+    """
+    import pandas as pd
+
+    out = {}
+    for name in frame.columns:
+        kind = types.get(name) if isinstance(name, str) else None
+        if kind not in VARIABLE_TYPES:
+            what = "no type" if kind is None else f"the type {kind!r}"
+            raise ValueError(f"column {name!r}: the model records {what} for it (expected one "
+                             f"of {', '.join(VARIABLE_TYPES)})")
+        column = frame[name].reset_index(drop=True)
+        missing = np.array(column.isna(), dtype=bool)  # a writable copy
+        # every field as a str (a no-op for the string columns read_csv(dtype=str) gives)
+        text = column.where(~missing, "").astype(str)
+        if kind == "character":
+            missing |= np.asarray(text.isin(_MISSING_TEXT), dtype=bool)
+            kept = column.where(~missing)  # the text as read; missing fields are NaN
+            out[name] = pd.Series(kept.to_numpy(), index=frame.index, dtype=kept.dtype)
+            continue
+        bare = text.str.strip()
+        missing |= np.asarray(bare.isin(_MISSING_TEXT), dtype=bool)
+        if kind == "numeric":
+            valid = np.asarray(bare.str.fullmatch(_NUMBER).fillna(False), dtype=bool)
+            problem = "is not a number"
+        else:
+            mapped = bare.map(_LOGICAL)
+            valid = np.asarray(mapped.notna(), dtype=bool)
+            problem = "is not a logical value (TRUE/FALSE, T/F, true/false or True/False)"
+        bad = np.flatnonzero(~(missing | valid))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"column {name!r}, line {first_line + i}: {_shown(text.iloc[i])} "
+                             f"{problem}")
+        present = ~missing
+        if kind == "numeric":
+            values = np.full(len(text), np.nan)
+            values[present] = bare.to_numpy(dtype=object)[present].astype(np.float64)
+            out[name] = pd.Series(values, index=frame.index)
+        else:
+            values = np.array(mapped.to_numpy(dtype=object), dtype=object)  # writable
+            values[missing] = None
+            out[name] = pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
+    return pd.DataFrame(out, index=frame.index, columns=frame.columns)
+
+
 # ---- streaming -----------------------------------------------------------------------------
 
 def _one_line(exc) -> str:
@@ -296,10 +389,12 @@ def _iter_chunks(path: str, chunk_size: int, columns=None):
     """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
     next one is requested.
 
-    ``columns``: keep only these (the variables the model uses); the file must have them. Every
-    line of a CSV is a row (see :func:`_read_csv`), so the chunks together have exactly one row
-    per data line.
+    ``columns``: keep only these (the variables the model uses); the file must have them. A
+    mapping ``{column: recorded type}`` also reads those CSV columns as text and converts them
+    with :func:`_typed_columns` (Parquet keeps its stored types). Every line of a CSV is a row
+    (see :func:`_read_csv`), so the chunks together have exactly one row per data line.
     """
+    types = columns if isinstance(columns, Mapping) else None
     keep = None if columns is None else list(columns)
     if _is_parquet(path):
         pq = _need_pyarrow()
@@ -323,8 +418,11 @@ def _iter_chunks(path: str, chunk_size: int, columns=None):
         return
     # All columns are parsed (pandas' usecols would skip its check that no row has more fields
     # than the header); the unused ones are dropped at once.
+    options = {"chunksize": chunk_size}
+    if types is not None:
+        options.update(dtype={c: str for c in types}, keep_default_na=False, na_values=[""])
     with _csv_errors(path):
-        reader = _read_csv(path, chunksize=chunk_size)
+        reader = _read_csv(path, **options)
     end = object()
     rows = 0
     with reader:
@@ -341,6 +439,11 @@ def _iter_chunks(path: str, chunk_size: int, columns=None):
                 wanted = set(keep)
                 chunk = raw[[c for c in raw.columns if c in wanted]]
             del raw
+            if types is not None:
+                try:
+                    chunk = _typed_columns(chunk, types, first_line=rows + 1)
+                except ValueError as exc:
+                    raise _InputError(f"{_name(path)}: {exc}") from None
             rows += len(chunk)
             yield chunk
             del chunk  # so that the next read does not overlap with this chunk
@@ -356,9 +459,14 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     Only the columns the model's formula uses are kept, ``chunk_size`` rows at a time, and no
     chunk is kept once written, so memory does not grow with the input. Every CSV line is a row
     (a blank line gets an empty prediction); a header-only file gives the header line alone.
+    When the model records its columns' types (``model.spec.variable_types``), CSV columns are
+    read as text and converted to those types (:func:`_typed_columns`), the same way for every
+    chunk size; otherwise pandas infers each chunk's types.
     """
     name = "probability" if type == "probabilities" else "class"
-    columns = list(model.spec.variables)
+    variables = list(model.spec.variables)
+    types = getattr(model.spec, "variable_types", None)
+    columns = variables if types is None else {v: types.get(v) for v in variables}
     header = name + "\n"  # written with the first scored chunk: nothing at all if that fails
     rows = chunks = biggest = 0
     for chunk in _iter_chunks(source, chunk_size, columns=columns):
