@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import re
 import stat
@@ -508,16 +509,34 @@ def _csv_lines(pred, *, probabilities: bool) -> str:
     return "\n".join(texts) + "\n"
 
 
+def _check_option(option: str, value, *, above: float, strict: bool) -> None:
+    """A numeric option must be finite and > ``above`` (``strict``) or >= ``above``."""
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise _InputError(f"{option} must be a finite number, got {value}")
+    if not (value > above if strict else value >= above):
+        raise _InputError(f"{option} must be {'>' if strict else '>='} {above:g}, got {value}")
+
+
+def _load_model(path: str):
+    """:func:`privatelr.load_model`, with a pathological file reported as bad input."""
+    from .persist import load_model
+
+    try:
+        return load_model(path)
+    except RecursionError:  # e.g. '[[[[...' thousands deep: json gives up
+        raise _InputError(f"{path}: not a privatelr model file (the JSON is nested too "
+                          "deeply)") from None
+
+
 def _fit(args) -> int:
     from .dplr import dplr
     from .persist import save_model
 
-    if args.lambda_ is not None and not args.lambda_ > 0:
-        raise _InputError(f"--lambda must be > 0, got {args.lambda_}")
-    if not args.eps >= 0:
-        raise _InputError(f"--eps must be >= 0, got {args.eps}")
-    if args.data_norm is not None and not args.data_norm > 0:
-        raise _InputError(f"--data-norm must be > 0, got {args.data_norm}")
+    _check_option("--lambda", args.lambda_, above=0, strict=True)
+    _check_option("--eps", args.eps, above=0, strict=False)
+    _check_option("--data-norm", args.data_norm, above=0, strict=True)
     _check_out(args.out, [("DATA", args.data)])
     frame = _read_table(args.data)
     model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
@@ -533,12 +552,10 @@ def _fit(args) -> int:
 
 
 def _predict(args) -> int:
-    from .persist import load_model
-
     if args.chunk_size < 1:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
     _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
-    model = load_model(args.model)
+    model = _load_model(args.model)
     if args.out in (None, "-"):
         predict_stream(model, args.data, sys.stdout, type=args.type, chunk_size=args.chunk_size)
         return 0
@@ -550,9 +567,7 @@ def _predict(args) -> int:
 
 
 def _summary(args) -> int:
-    from .persist import load_model
-
-    print(load_model(args.model).summary())
+    print(_load_model(args.model).summary())
     return 0
 
 
@@ -620,8 +635,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="privatelr",
                                      description="Differentially private logistic regression.")
+    parser.add_argument("--version", action="version", version=f"privatelr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="fit the iris example and print its summary")
     demo.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
@@ -648,6 +666,9 @@ def main(argv=None) -> int:
         if not debug:
             warnings.showwarning = _show_warning
         try:
+            seed = getattr(args, "seed", None)
+            if seed is not None and seed < 0:
+                raise _InputError(f"--seed must be a non-negative integer, got {seed}")
             return int(args.func(args) or 0)
         except BrokenPipeError:  # e.g. `privatelr predict ... | head`: not an error
             devnull = os.open(os.devnull, os.O_WRONLY)

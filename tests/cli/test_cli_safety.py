@@ -1,4 +1,4 @@
-"""The command line never loses data.
+"""The command line never loses data, and bad input exits 2 with one line.
 
 1. ``--out`` naming an input (directly, through ``..``, a symbolic or a hard link) is refused
    before anything is written.
@@ -8,8 +8,10 @@
 3. CSV reading keeps one output row per input row (blank lines, trailing commas, header-only
    files) and converts the model's columns with the types it recorded, the same for every
    chunk size.
+4. Careless input exits 2 with ``privatelr <cmd>: error: <one line>``.
+5. ``privatelr --version``.
 
-Everything runs ``cli.main`` in-process.
+Almost everything runs ``cli.main`` in-process; one test starts the console module.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import subprocess
 import sys
 import warnings
 
@@ -24,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import privatelr
 from privatelr import cli, dplr, load_model
 
 # ---------------------------------------------------------------------------------------------
@@ -491,3 +495,91 @@ def test_end_to_end_typed_predict_needs_spec_variable_types(tmp_path, capsys):
         assert code == 0, err
         got = pd.read_csv(io.StringIO(out))["probability"].to_numpy()
         np.testing.assert_allclose(got, ref, rtol=1e-13, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. careless input: exit 2, one line
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def careless(fitted):
+    d = fitted
+    (d / "latin1.csv").write_bytes("x,g,y\n0.5,caf\xe9,1\n".encode("latin-1"))
+    (d / "ragged.csv").write_text("x,g,y\n0.5,b,1\n0.1,01,0,9,9\n")
+    (d / "ragged_first.csv").write_text("x,g,y\n0.5,b,1,9\n0.1,01,0\n")
+    (d / "blank_header.csv").write_text("\nx,g,y\n0.5,b,1\n")
+    (d / "empty.csv").write_text("")
+    (d / "deep.json").write_text("[" * 100_000)
+    (d / "dir").mkdir()
+    return d
+
+
+FIT = ["--formula", "y ~ x + g"]
+CARELESS = [
+    # (argv with {d} = the folder, message part)
+    (["fit", "{d}/data.csv", *FIT, "--eps", "inf", "--out", "{d}/m.json"],
+     "--eps must be a finite number, got inf"),
+    (["fit", "{d}/data.csv", *FIT, "--eps", "1e309", "--out", "{d}/m.json"],
+     "--eps must be a finite number"),
+    (["fit", "{d}/data.csv", *FIT, "--lambda", "nan", "--out", "{d}/m.json"],
+     "--lambda must be a finite number"),
+    (["fit", "{d}/data.csv", *FIT, "--data-norm", "inf", "--out", "{d}/m.json"],
+     "--data-norm must be a finite number"),
+    (["fit", "{d}/data.csv", *FIT, "--seed", "-1", "--out", "{d}/m.json"],
+     "--seed must be a non-negative integer"),
+    (["fit", "{d}/latin1.csv", *FIT, "--out", "{d}/m.json"], "latin1.csv: the file is not UTF-8"),
+    (["fit", "{d}/ragged_first.csv", *FIT, "--out", "{d}/m.json"],
+     "ragged_first.csv: a row has more fields than the header"),
+    (["fit", "{d}/blank_header.csv", *FIT, "--out", "{d}/m.json"], "the first line is blank"),
+    (["fit", "{d}/data.csv", "--formula", "y ~ x +", "--out", "{d}/m.json"], "formula"),
+    (["fit", "{d}/data.csv", *FIT, "--out", "{d}/dir"], "--out {d}/dir is a directory"),
+    (["fit", "{d}/data.csv", *FIT, "--out", "{d}/nodir/m.json"], "does not exist"),
+    (["fit", "{d}/dir", *FIT, "--out", "{d}/m.json"], "Is a directory"),
+    (["predict", "{d}/model.json", "{d}/ragged.csv"],
+     "ragged.csv: not a readable CSV file (Error tokenizing data. C error: Expected 3 fields"),
+    (["predict", "{d}/model.json", "{d}/ragged_first.csv"],
+     "a row has more fields than the header"),
+    (["predict", "{d}/model.json", "{d}/latin1.csv"], "the file is not UTF-8"),
+    (["predict", "{d}/model.json", "{d}/blank_header.csv"], "the first line is blank"),
+    (["predict", "{d}/model.json", "{d}/empty.csv"], "the file is empty"),
+    (["predict", "{d}/model.json", "{d}/dir"], "Is a directory"),
+    (["predict", "{d}/model.json", "{d}/nothere.csv"], "No such file or directory"),
+    (["predict", "{d}/deep.json", "{d}/data.csv"], "nested too deeply"),
+    (["predict", "{d}/data.csv", "{d}/model.json"], "not valid JSON"),
+    (["predict", "{d}/model.json", "{d}/data.csv", "--out", "{d}/dir"], "is a directory"),
+    (["predict", "{d}/model.json", "{d}/data.csv", "--out", "{d}/nodir/p.csv"],
+     "does not exist"),
+    (["predict", "{d}/model.json", "{d}/data.csv", "--chunk-size", "0"], "--chunk-size"),
+    (["summary", "{d}/deep.json"], "nested too deeply"),
+    (["lrsimple", "{d}/data.csv", "--seed", "-2"], "--seed must be a non-negative integer"),
+]
+
+
+@pytest.mark.parametrize("argv, message", CARELESS,
+                         ids=[f"{i}-{a[0]}" for i, (a, _) in enumerate(CARELESS)])
+def test_careless_input_exits_2_with_one_line(careless, capsys, argv, message):
+    d = careless
+    before = snapshot(d)
+    argv = [a.format(d=d) for a in argv]
+    code, out, err = main_inproc(capsys, *argv)
+    assert_one_line_error(code, err, argv[0])
+    assert message.format(d=d) in err
+    assert out == ""  # not even predict's header line
+    assert snapshot(d) == before  # a refused run writes nothing
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. --version
+# ---------------------------------------------------------------------------------------------
+
+def test_version(capsys):
+    code, out, _ = main_inproc(capsys, "--version")
+    assert code == 0 and out.strip() == f"privatelr {privatelr.__version__}"
+
+
+def test_version_through_the_console_module(tmp_path):
+    # the privatelr this test imported, not whatever the working directory holds
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(privatelr.__file__))}
+    proc = subprocess.run([sys.executable, "-m", "privatelr.cli", "--version"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"privatelr {privatelr.__version__}"
