@@ -406,6 +406,13 @@ def test_typed_columns_refuses_unknown_or_missing_types():
         cli._typed_columns(frame, {})
 
 
+def record_types(monkeypatch, model, types):
+    """Make ``model.spec.variable_types`` return ``types`` for this test. Patched on the class:
+    newer specs are frozen dataclasses with ``variable_types`` as a property."""
+    monkeypatch.setattr(type(model.spec), "variable_types", property(lambda self: dict(types)),
+                        raising=False)
+
+
 def _factor_01_case(tmp_path):
     """A model whose factor g has levels '01', '1', 'b' and a CSV to score (x, g)."""
     train = small_frame(60, seed=4)
@@ -420,8 +427,7 @@ def test_typed_predict_is_the_same_for_every_chunk_size(tmp_path, monkeypatch):
     # With the recorded types, "01" is read as the level "01" in every chunk; pandas alone
     # would read a chunk of digits as the number 1 and predict level "1".
     model, new = _factor_01_case(tmp_path)
-    monkeypatch.setattr(model.spec, "variable_types",
-                        {"x": "numeric", "g": "character", "y": "numeric"}, raising=False)
+    record_types(monkeypatch, model, {"x": "numeric", "g": "character", "y": "numeric"})
     ref = model.predict(new)
     assert ref[0] != ref[1]  # levels "01" and "1" predict differently
     for size in (1, 2, 3, 100):
@@ -435,8 +441,7 @@ def test_typed_predict_is_the_same_for_every_chunk_size(tmp_path, monkeypatch):
 
 def test_typed_predict_blank_lines_and_header_only(tmp_path, monkeypatch):
     model, _ = _factor_01_case(tmp_path)
-    monkeypatch.setattr(model.spec, "variable_types", {"x": "numeric", "g": "character"},
-                        raising=False)
+    record_types(monkeypatch, model, {"x": "numeric", "g": "character"})
     path = tmp_path / "t.csv"
     path.write_text("x,g\n0.1,01\n\n NA ,1\n-0.3,\n0.2,b\n\n")
     want = model.predict(pd.DataFrame({"x": [0.1, np.nan, np.nan, -0.3, 0.2, np.nan],
@@ -453,8 +458,7 @@ def test_typed_predict_blank_lines_and_header_only(tmp_path, monkeypatch):
 
 def test_typed_predict_errors_name_file_column_and_line(tmp_path, monkeypatch):
     model, _ = _factor_01_case(tmp_path)
-    monkeypatch.setattr(model.spec, "variable_types", {"x": "numeric", "g": "character"},
-                        raising=False)
+    record_types(monkeypatch, model, {"x": "numeric", "g": "character"})
     path = tmp_path / "bad.csv"
     path.write_text("x,g\n0.1,01\n0.2,1\n0.3,b\nabc,01\n")
     for size in (1, 3, 10):
@@ -465,8 +469,7 @@ def test_typed_predict_errors_name_file_column_and_line(tmp_path, monkeypatch):
 def test_typed_parquet_keeps_its_stored_types(tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
     model, new = _factor_01_case(tmp_path)
-    monkeypatch.setattr(model.spec, "variable_types", {"x": "numeric", "g": "character"},
-                        raising=False)
+    record_types(monkeypatch, model, {"x": "numeric", "g": "character"})
     new.to_parquet(tmp_path / "new.parquet")
     out = io.StringIO()
     cli.predict_stream(model, str(tmp_path / "new.parquet"), out, chunk_size=2)
