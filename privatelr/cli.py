@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
+import re
+import stat
 import sys
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -111,7 +117,8 @@ def _add_cms_parser(sub, name: str, svm: bool) -> None:
 # ---------------------------------------------------------------------------------------------
 
 #: Rows read at a time by ``privatelr predict`` (``--chunk-size``). At most one chunk of the
-#: input (and its predictions) is held in memory: about ``chunk_size x (columns used)`` values.
+#: input (and its predictions) is held in memory: about ``chunk_size x (columns in the file)``
+#: values while a chunk is parsed, ``chunk_size x (columns used)`` once it is scored.
 DEFAULT_CHUNK_SIZE = 50_000
 
 _PARQUET_EXT = (".parquet", ".pq", ".parq")
@@ -119,6 +126,11 @@ _PARQUET_EXT = (".parquet", ".pq", ".parq")
 
 def _is_parquet(path: str) -> bool:
     return path.lower().endswith(_PARQUET_EXT)
+
+
+def _name(path: str) -> str:
+    """How messages call an input: its path, or ``stdin`` for ``-``."""
+    return "stdin" if path == "-" else path
 
 
 def _need_pyarrow():
@@ -130,52 +142,316 @@ def _need_pyarrow():
     return pq
 
 
-def _read_table(path: str):
-    """The whole table (for ``fit``): CSV (``-`` = stdin) or Parquet; string columns stay strings
-    and become factors in the design (levels sorted, as R's ``factor``)."""
+# ---- output paths --------------------------------------------------------------------------
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same path once links and ``..`` are
+    resolved, or (both existing) the same inode, which also catches hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet) or cannot be examined
+        return False
+
+
+def _check_out(out, inputs) -> None:
+    """Refuse an ``--out`` path that would destroy an input or cannot be written, before
+    anything is read or written. ``inputs``: (argument name, path) pairs; ``-`` is stdin."""
+    if out is None or out == "-":
+        return
+    for label, path in inputs:
+        if path is not None and path != "-" and _same_file(out, path):
+            raise _InputError(f"--out {out} is the same file as the input {label} ({path}); "
+                              "writing it would destroy the input: choose another --out path")
+    if os.path.isdir(out):
+        raise _InputError(f"--out {out} is a directory: give the path of a file to write")
+    parent = os.path.dirname(os.path.realpath(out))
+    if not os.path.isdir(parent):
+        raise _InputError(f"--out {out}: the directory {parent} does not exist; create it "
+                          "first or choose another --out path")
+    if os.path.isfile(out) and not os.access(out, os.W_OK):
+        raise _InputError(f"--out {out} exists and is read-only: make it writable or choose "
+                          "another --out path")
+
+
+class _NamedWriter:
+    """``write`` to ``fh``, reporting an OSError (a full disk, say) with the output's path."""
+
+    def __init__(self, fh, path: str):
+        self._fh, self._path = fh, path
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror or str(exc), self._path) from None
+
+
+@contextlib.contextmanager
+def _output_file(path: str):
+    """A text file for ``path``: written atomically (:func:`privatelr.envelope.atomic_write`),
+    except for a device or pipe (``/dev/null``, a FIFO), which is written directly."""
+    from .envelope import atomic_write
+
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            yield _NamedWriter(fh, path)
+    else:
+        with atomic_write(path, "w", encoding="utf-8", newline="") as fh:
+            yield _NamedWriter(fh, path)
+
+
+# ---- reading CSV ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _csv_errors(path: str):
+    """Report what pandas and the decoder find wrong with the CSV ``path`` as one-line input
+    errors; a row with more fields than the header (pandas' ParserWarning with
+    ``index_col=False``) is an error too, so that no field is dropped silently."""
     import pandas as pd
 
+    name = _name(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            yield
+    except pd.errors.EmptyDataError:
+        raise _InputError(f"{name}: the file is empty (a CSV needs a header line)") from None
+    except pd.errors.ParserWarning:
+        raise _InputError(f"{name}: a row has more fields than the header line (only one empty "
+                          "trailing field is accepted); every row needs one field per column"
+                          ) from None
+    except pd.errors.ParserError as exc:
+        raise _InputError(f"{name}: not a readable CSV file ({_one_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise _InputError(f"{name}: the file is not UTF-8 text (byte "
+                          f"0x{exc.object[exc.start]:02x}: {exc.reason}); save it as UTF-8"
+                          ) from None
+
+
+def _read_csv(path: str, **options):
+    """``pandas.read_csv`` as the command line reads every CSV: each line is a row (a blank
+    line is a row of missing values, so rows never shift), and no column becomes the index
+    (``index_col=False``: a trailing comma on every row is an empty extra field, dropped)."""
+    import pandas as pd
+
+    return pd.read_csv(sys.stdin if path == "-" else path, skip_blank_lines=False,
+                       index_col=False, **options)
+
+
+def _check_columns(path: str, available, needed=()) -> None:
+    """The header must name columns, including every one in ``needed``."""
+    available = list(available)
+    if not available:
+        raise _InputError(f"{_name(path)}: the first line is blank; a CSV file starts with a "
+                          "header line naming the columns")
+    have = set(available)
+    missing = [c for c in needed if c not in have]
+    if missing:
+        shown = available if len(available) <= 30 else available[:30] + ["..."]
+        raise _InputError(f"{_name(path)} lacks column(s) {missing} used by the model; "
+                          f"available: {shown}")
+
+
+@contextlib.contextmanager
+def _parquet_errors(path: str):
+    """Report pyarrow's complaints about the Parquet file ``path`` as input errors naming it."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except pa.ArrowException as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise
+        raise _InputError(f"{path}: not a readable Parquet file ({_one_line(exc)})") from None
+
+
+def _read_table(path: str):
+    """The whole table (for ``fit``): CSV (``-`` = stdin) or Parquet. Column types are inferred
+    (string columns become factors, whose levels a private fit needs declared with
+    ``--levels``); missing values are empty fields and ``NA``, exactly as ``predict`` reads
+    them."""
     if _is_parquet(path):
         pq = _need_pyarrow()
-        return pq.read_table(path).to_pandas()
-    try:
-        frame = pd.read_csv(sys.stdin if path == "-" else path)
-    except pd.errors.EmptyDataError:
-        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
-    except pd.errors.ParserError as exc:
-        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+        with _parquet_errors(path):
+            frame = pq.read_table(path).to_pandas()
+        if frame.shape[0] == 0:
+            raise _InputError(f"{path}: the Parquet data has no rows")
+        return frame
+    with _csv_errors(path):
+        frame = _read_csv(path, keep_default_na=False, na_values=["", "NA"])
+    _check_columns(path, frame.columns)
     if frame.shape[0] == 0:
-        raise _InputError(f"{path}: the file has a header but no data rows")
+        raise _InputError(f"{_name(path)}: the file has a header but no data rows")
     return frame
+
+
+# ---- typed columns -------------------------------------------------------------------------
+
+#: Types a model records for its data columns (``model.spec.variable_types``).
+VARIABLE_TYPES = ("numeric", "logical", "character")
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+                     r"|(?i:[+-]?inf(?:inity)?|nan)")
+_LOGICAL = {"TRUE": True, "T": True, "true": True, "True": True,
+            "FALSE": False, "F": False, "false": False, "False": False}
+_MISSING_TEXT = ("", "NA")
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
+    """Convert the text columns of ``frame`` to the types a model recorded.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns of text, as read by ``read_csv(dtype=str, keep_default_na=False)``; missing
+        values (NaN/None) are allowed too.
+    types : mapping
+        Column name -> ``"numeric"``, ``"logical"`` or ``"character"``. Every column of
+        ``frame`` needs an entry.
+    first_line : int
+        The data line number of the first row (1 = the first line after the header); error
+        messages count from it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same index and columns. A field that is empty or ``NA`` is missing. ``numeric``: float64
+        (a decimal number, ``Inf``/``-Inf``/``NaN`` in any case; spaces around it are ignored).
+        ``logical``: pandas' nullable ``boolean`` from R's ``TRUE``/``FALSE``/``T``/``F``/
+        ``true``/``false``/``True``/``False``. ``character``: the text unchanged (``"01"`` stays
+        ``"01"``). The result depends only on each field's text, never on the other rows, so it
+        is the same for every chunk size.
+
+    Raises
+    ------
+    ValueError
+        A field that is not of its column's type, e.g. ``column 'mpg', line 7: 'abc' is not a
+        number``; a column without a recorded type, or a type this function does not know.
+    """
+    import pandas as pd
+
+    out = {}
+    for name in frame.columns:
+        kind = types.get(name) if isinstance(name, str) else None
+        if kind not in VARIABLE_TYPES:
+            what = "no type" if kind is None else f"the type {kind!r}"
+            raise ValueError(f"column {name!r}: the model records {what} for it (expected one "
+                             f"of {', '.join(VARIABLE_TYPES)})")
+        column = frame[name].reset_index(drop=True)
+        missing = np.array(column.isna(), dtype=bool)  # a writable copy
+        # every field as a str (a no-op for the string columns read_csv(dtype=str) gives)
+        text = column.where(~missing, "").astype(str)
+        if kind == "character":
+            missing |= np.asarray(text.isin(_MISSING_TEXT), dtype=bool)
+            kept = column.where(~missing)  # the text as read; missing fields are NaN
+            out[name] = pd.Series(kept.to_numpy(), index=frame.index, dtype=kept.dtype)
+            continue
+        bare = text.str.strip()
+        missing |= np.asarray(bare.isin(_MISSING_TEXT), dtype=bool)
+        if kind == "numeric":
+            valid = np.asarray(bare.str.fullmatch(_NUMBER).fillna(False), dtype=bool)
+            problem = "is not a number"
+        else:
+            mapped = bare.map(_LOGICAL)
+            valid = np.asarray(mapped.notna(), dtype=bool)
+            problem = "is not a logical value (TRUE/FALSE, T/F, true/false or True/False)"
+        bad = np.flatnonzero(~(missing | valid))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"column {name!r}, line {first_line + i}: {_shown(text.iloc[i])} "
+                             f"{problem}")
+        present = ~missing
+        if kind == "numeric":
+            values = np.full(len(text), np.nan)
+            values[present] = bare.to_numpy(dtype=object)[present].astype(np.float64)
+            out[name] = pd.Series(values, index=frame.index)
+        else:
+            values = np.array(mapped.to_numpy(dtype=object), dtype=object)  # writable
+            values[missing] = None
+            out[name] = pd.Series(pd.array(values, dtype="boolean"), index=frame.index)
+    return pd.DataFrame(out, index=frame.index, columns=frame.columns)
+
+
+# ---- streaming -----------------------------------------------------------------------------
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _iter_chunks(path: str, chunk_size: int, columns=None):
     """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
-    next one is requested. ``columns``: read only these (the variables the model uses)."""
-    import pandas as pd
+    next one is requested.
 
-    usecols = None if columns is None else (lambda c, keep=frozenset(columns): c in keep)
+    ``columns``: keep only these (the variables the model uses); the file must have them. A
+    mapping ``{column: recorded type}`` also reads those CSV columns as text and converts them
+    with :func:`_typed_columns` (Parquet keeps its stored types). Every line of a CSV is a row
+    (see :func:`_read_csv`), so the chunks together have exactly one row per data line.
+    """
+    types = columns if isinstance(columns, Mapping) else None
+    keep = None if columns is None else list(columns)
     if _is_parquet(path):
         pq = _need_pyarrow()
-        pf = pq.ParquetFile(path)
-        names = [c for c in pf.schema_arrow.names if usecols is None or usecols(c)]
-        for batch in pf.iter_batches(batch_size=chunk_size, columns=names):
+        with _parquet_errors(path):
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+        if keep is not None:
+            _check_columns(path, names, keep)
+            names = [c for c in names if c in set(keep)]
+        batches = pf.iter_batches(batch_size=chunk_size, columns=names)
+        end = object()
+        while True:
+            with _parquet_errors(path):
+                batch = next(batches, end)
+            if batch is end:
+                break
             chunk = batch.to_pandas()
             del batch
             yield chunk
             del chunk
         return
-    try:
-        reader = pd.read_csv(sys.stdin if path == "-" else path, chunksize=chunk_size,
-                             usecols=usecols)
-        with reader:
-            for chunk in reader:
-                yield chunk
-                del chunk  # so that the next read does not overlap with this chunk
-    except pd.errors.EmptyDataError:
-        raise _InputError(f"{path}: the file is empty (a CSV needs a header line)") from None
-    except pd.errors.ParserError as exc:
-        raise _InputError(f"{path}: not a readable CSV file ({exc})") from None
+    # All columns are parsed (pandas' usecols would skip its check that no row has more fields
+    # than the header); the unused ones are dropped at once.
+    options = {"chunksize": chunk_size}
+    if types is not None:
+        options.update(dtype={c: str for c in types}, keep_default_na=False, na_values=[""])
+    with _csv_errors(path):
+        reader = _read_csv(path, **options)
+    end = object()
+    rows = 0
+    with reader:
+        while True:
+            with _csv_errors(path):
+                raw = next(reader, end)
+            if raw is end:
+                break
+            if rows == 0:
+                _check_columns(path, raw.columns, keep or ())
+            if keep is None:
+                chunk = raw
+            else:
+                wanted = set(keep)
+                chunk = raw[[c for c in raw.columns if c in wanted]]
+            del raw
+            if types is not None:
+                try:
+                    chunk = _typed_columns(chunk, types, first_line=rows + 1)
+                except ValueError as exc:
+                    raise _InputError(f"{_name(path)}: {exc}") from None
+            rows += len(chunk)
+            yield chunk
+            del chunk  # so that the next read does not overlap with this chunk
 
 
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
@@ -185,19 +461,31 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
     "max_chunk_rows"}``.
 
-    Only the columns the model's formula uses are read, ``chunk_size`` rows at a time, and no
-    chunk is kept once written, so memory does not grow with the input.
+    Only the columns the model's formula uses are kept, ``chunk_size`` rows at a time, and no
+    chunk is kept once written, so memory does not grow with the input. Every CSV line is a row
+    (a blank line gets an empty prediction); a header-only file gives the header line alone.
+    When the model records its columns' types (``model.spec.variable_types``), CSV columns are
+    read as text and converted to those types (:func:`_typed_columns`), the same way for every
+    chunk size; otherwise pandas infers each chunk's types.
     """
     name = "probability" if type == "probabilities" else "class"
-    out.write(name + "\n")
+    variables = list(model.spec.variables)
+    types = getattr(model.spec, "variable_types", None)
+    columns = variables if types is None else {v: types.get(v) for v in variables}
+    header = name + "\n"  # written with the first scored chunk: nothing at all if that fails
     rows = chunks = biggest = 0
-    for chunk in _iter_chunks(source, chunk_size, columns=model.spec.variables):
-        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
+    for chunk in _iter_chunks(source, chunk_size, columns=columns):
         n = len(chunk)
+        if n == 0:  # a header-only file: nothing to score
+            del chunk
+            continue
+        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
         del chunk
-        out.write(_csv_lines(pred, probabilities=name == "probability"))
+        out.write(header + _csv_lines(pred, probabilities=name == "probability"))
+        header = ""
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+    out.write(header)
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
 
 
@@ -225,15 +513,38 @@ def _csv_lines(pred, *, probabilities: bool) -> str:
     return "\n".join(texts) + "\n"
 
 
+def _check_option(option: str, value, *, above: float, strict: bool) -> None:
+    """A numeric option must be finite and > ``above`` (``strict``) or >= ``above``."""
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise _InputError(f"{option} must be a finite number, got {value}")
+    if not (value > above if strict else value >= above):
+        raise _InputError(f"{option} must be {'>' if strict else '>='} {above:g}, got {value}")
+
+
+def _load_model(path: str):
+    """:func:`privatelr.load_model`, with a pathological file reported as bad input."""
+    from .persist import load_model
+
+    try:
+        return load_model(path)
+    except RecursionError:  # e.g. '[[[[...' thousands deep: json gives up
+        raise _InputError(f"{path}: not a privatelr model file (the JSON is nested too "
+                          "deeply)") from None
+
+
 def _fit(args) -> int:
     from .dplr import dplr
+    from .persist import save_model
 
-    if args.lambda_ is not None and not args.lambda_ > 0:
-        raise _InputError(f"--lambda must be > 0, got {args.lambda_}")
-    if not args.eps >= 0:
-        raise _InputError(f"--eps must be >= 0, got {args.eps}")
-    if args.data_norm is not None and not args.data_norm > 0:
-        raise _InputError(f"--data-norm must be > 0, got {args.data_norm}")
+    _check_option("--lambda", args.lambda_, above=0, strict=True)
+    _check_option("--eps", args.eps, above=0, strict=False)
+    _check_option("--data-norm", args.data_norm, above=0, strict=True)
+    inputs = [("DATA", args.data)]
+    if args.levels_file is not None:
+        inputs.append(("--levels-file", args.levels_file))
+    _check_out(args.out, inputs)
     levels = _parse_levels(args.levels or [], args.levels_file)
     frame = _read_table(args.data)
     model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
@@ -242,7 +553,7 @@ def _fit(args) -> int:
                  data_norm=1.0 if args.data_norm is None else args.data_norm, clip=args.clip,
                  random_state=args.seed, levels=levels or None, compat=args.compat)
     del frame
-    model.to_json(args.out)
+    save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
@@ -278,33 +589,22 @@ def _parse_levels(items: list, path: str | None) -> dict:
 
 
 def _predict(args) -> int:
-    from .persist import load_model
-
     if args.chunk_size < 1:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
-    model = load_model(args.model)
+    _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
+    model = _load_model(args.model)
     if args.out in (None, "-"):
         predict_stream(model, args.data, sys.stdout, type=args.type, chunk_size=args.chunk_size)
         return 0
-    tmp = f"{args.out}.part"
-    try:
-        with open(tmp, "w", newline="") as fh:
-            predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
-        import os
-
-        os.replace(tmp, args.out)
-    finally:
-        import os
-
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    # Nothing reaches args.out unless every row was scored: a failure or an interrupt leaves
+    # the previous file (if any) untouched and no temporary file behind.
+    with _output_file(args.out) as fh:
+        predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
     return 0
 
 
 def _summary(args) -> int:
-    from .persist import load_model
-
-    print(load_model(args.model).summary())
+    print(_load_model(args.model).summary())
     return 0
 
 
@@ -344,7 +644,8 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--compat", choices=["PrivateLR"], default=None,
                      help="reproduce R's PrivateLR (NOT private: learned levels, norm bound 1)")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
-    fit.add_argument("--out", required=True, metavar="MODEL.json", help="where to save the model")
+    fit.add_argument("--out", required=True, metavar="MODEL.json",
+                     help="where to save the model (replaced atomically; must not be DATA)")
     fit.set_defaults(func=_fit)
 
     pred = sub.add_parser(
@@ -354,13 +655,15 @@ def _add_model_parsers(sub) -> None:
             f"(CSV, '-' = stdin, or Parquet) --chunk-size rows at a time (default "
             f"{DEFAULT_CHUNK_SIZE:,}), only the columns the formula uses, and writes CSV: a "
             "header 'probability' (or 'class') and one line per input row, empty where the row "
-            "has a missing value. At most one chunk is held in memory."))
+            "has a missing value (a blank line is a row of missing values). At most one chunk is "
+            "held in memory. --out is written only once every row is scored."))
     pred.add_argument("model", metavar="MODEL.json")
     pred.add_argument("data", metavar="DATA")
     pred.add_argument("--type", choices=["probabilities", "class"], default="probabilities",
                       help="probabilities (default) or class labels (threshold p.tr)")
     pred.add_argument("--out", default=None, metavar="preds.csv",
-                      help="output file (default: stdout)")
+                      help="output file (default: stdout), replaced atomically; must not be "
+                           "MODEL.json or DATA")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.set_defaults(func=_predict)
@@ -376,8 +679,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="privatelr",
                                      description="Differentially private logistic regression.")
+    parser.add_argument("--version", action="version", version=f"privatelr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="fit the iris example and print its summary")
     demo.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
@@ -396,8 +702,6 @@ def main(argv=None) -> int:
     :class:`~privatelr.PrivacyWarning`) are printed as one line each on stderr. Set the
     environment variable ``PRIVATELR_DEBUG=1`` to see tracebacks.
     """
-    import os
-
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(os.environ.get("PRIVATELR_DEBUG"))
@@ -406,6 +710,9 @@ def main(argv=None) -> int:
         if not debug:
             warnings.showwarning = _show_warning
         try:
+            seed = getattr(args, "seed", None)
+            if seed is not None and seed < 0:
+                raise _InputError(f"--seed must be a non-negative integer, got {seed}")
             return int(args.func(args) or 0)
         except BrokenPipeError:  # e.g. `privatelr predict ... | head`: not an error
             devnull = os.open(os.devnull, os.O_WRONLY)

@@ -184,20 +184,16 @@ def dumps(model, *, indent: int | None = 1) -> str:
 def save_model(model, path) -> None:
     """Write ``model`` to ``path`` as JSON (what ``model.to_json(path)`` does).
 
-    The file is written to a temporary name next to ``path`` and renamed, so an interrupted
-    save never leaves a truncated model behind.
+    The file is written with :func:`privatelr.envelope.atomic_write`: to a new temporary file
+    with a unique name next to ``path``, synced and renamed onto ``path``, so an interrupted save
+    never leaves a truncated model behind and never touches any other file.
     """
+    from .envelope import atomic_write
+
     text = dumps(model)
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="ascii") as fh:
-            fh.write(text)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_write(path, "w", encoding="ascii") as fh:
+        fh.write(text)
+        fh.write("\n")
 
 
 class _Bad(ValueError):
