@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import datasets, erm, experiments, losses, mechanisms, plot, solver
+from . import datasets, erm, experiments, losses, mechanisms, solver
+from .report import c_index
+from .report import plots as plot
 from .accountant import PrivacyAccountant
 from .audit import audit
 from .design import scaled
@@ -44,6 +46,6 @@ __all__ = [
     # evidence and accounting
     "PrivacyAccountant", "BudgetExceededError", "PrivacyWarning", "audit",
     # persistence, data, experiments, plots
-    "load_model", "datasets", "experiments", "plot",
+    "load_model", "datasets", "experiments", "plot", "c_index",
     "__version__",
 ]

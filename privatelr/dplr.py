@@ -65,10 +65,8 @@ from .design.rsyntax import Name, deparse
 from .exceptions import PrivacyWarning
 from .accountant import require_budget
 from .mechanisms import achlioptas_matrix, check_random_state
-from .roc import best_threshold, c_index
-# Imported here, before privatelr/__init__ binds the *function* ``summary``: loading the submodule
-# privatelr.summary later would rebind the package attribute to the module.
-from .summary import DPLRSummary, summarize
+from .report.roc import best_threshold, c_index
+from .report.text import DPLRSummary, summarize
 
 __all__ = ["dplr", "DPLR", "predict", "summary", "scaled", "default_lambda"]
 
@@ -223,19 +221,19 @@ class DPLR:
         p.text(repr(self))
 
     def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
-        from .summary import dplr_html
+        from .report.html import dplr_html
 
         return dplr_html(self)
 
     def plot_roc(self, data, ax=None):
         """ROC curve on labelled ``data`` (see :func:`privatelr.plot.plot_roc`; not private)."""
-        from .plot import plot_roc
+        from .report.plots import plot_roc
 
         return plot_roc(self, data, ax=ax)
 
     def plot_coefficients(self, ax=None, draws: int = 200, random_state=None, **kwargs):
         """Coefficients with the privacy-noise spread (:func:`privatelr.plot.plot_coefficients`)."""
-        from .plot import plot_coefficients
+        from .report.plots import plot_coefficients
 
         return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
 

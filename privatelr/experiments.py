@@ -36,7 +36,7 @@ import pandas as pd
 from . import erm
 from ._validation import as_float_matrix, check_int, check_real
 from .mechanisms import check_random_state
-from .roc import c_index
+from .report.roc import c_index
 
 __all__ = ["privacy_utility", "COLUMNS"]
 

@@ -672,7 +672,7 @@ class WALRResult:
         return self.summary()
 
     def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
-        from .summary import walr_html
+        from .report.html import walr_html
 
         return walr_html(self)
 

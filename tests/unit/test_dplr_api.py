@@ -318,7 +318,12 @@ def test_summary_name_stays_the_function(iris01):
 
     import privatelr
 
-    importlib.import_module("privatelr.summary")
+    # no module is named like the function it exports: importing every submodule leaves the
+    # package's public names bound to the functions
+    for name in ("privatelr.report", "privatelr.report.text", "privatelr.design"):
+        importlib.import_module(name)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("privatelr.summary")
     m = _quiet("Species ~ .", iris01, eps=0)
     assert callable(privatelr.summary) and privatelr.summary(m).common["status"] == " Status: ok"
     with pytest.raises(TypeError, match="DPLR"):

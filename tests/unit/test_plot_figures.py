@@ -69,7 +69,7 @@ def test_roc_curve_area_equals_c_index():
     s = np.round(rng.normal(size=300), 1)       # many ties
     y = (s + rng.normal(size=300) > 0).astype(int)
     fpr, tpr, _ = plot.roc_curve(s, y)
-    from privatelr.roc import c_index
+    from privatelr.report.roc import c_index
 
     assert np.trapezoid(tpr, fpr) == pytest.approx(c_index(s, y), abs=1e-12)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privatelr.roc import best_threshold, c_index, sens_spec
+from privatelr.report.roc import best_threshold, c_index, sens_spec
 
 ROC = json.loads((Path(__file__).parents[1] / "fixtures" / "roc.json").read_text())
 

@@ -7,7 +7,7 @@ import pytest
 
 from privatelr import dplr
 from privatelr.datasets import load_iris
-from privatelr.summary import dplr_html, walr_html
+from privatelr.report import dplr_html, walr_html
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .exceptions import PrivacyWarning
+from ..exceptions import PrivacyWarning
 
 __all__ = ["plot_roc", "privacy_utility", "plot_coefficients", "roc_curve", "noise_draws"]
 
@@ -33,6 +33,11 @@ def _pyplot():
     except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in the tests
         raise ImportError(_INSTALL) from exc
     return plt
+
+
+def _is_dplr(model) -> bool:
+    """A fitted ``dplr`` model (duck-typed: reporting never imports result classes)."""
+    return hasattr(model, "spec") and hasattr(model, "p_tr") and hasattr(model, "coefficients")
 
 
 def _axes(ax):
@@ -78,9 +83,7 @@ def _model_scores(model, data):
     """(probabilities or scores, 0/1 labels, threshold on the same scale, name)."""
     from scipy.special import expit
 
-    from .dplr import DPLR
-
-    if isinstance(model, DPLR):
+    if _is_dplr(model):
         try:
             rows = model.spec.rows(data)
         except (TypeError, ValueError) as exc:
@@ -276,10 +279,9 @@ def _band(vals: np.ndarray, band: str, m: float) -> tuple[float, float]:
 
 def _fit_facts(model):
     """(names, coef, calibration, design rows function or None) for DPLR / ERMResult."""
-    from . import erm
-    from .dplr import DPLR
+    from .. import erm
 
-    if isinstance(model, DPLR):
+    if _is_dplr(model):
         method = model.method
         names = [str(c) for c in model.coefficients.index]
         coef = model.coefficients.to_numpy(dtype=float)
@@ -330,8 +332,8 @@ def noise_draws(model, draws: int = 200, random_state=None, data=None) -> np.nda
     >>> noise_draws(m, draws=50, random_state=1).shape
     (50, 5)
     """
-    from ._validation import check_int
-    from .mechanisms import check_random_state, sphere_gamma_noise
+    from .._validation import check_int
+    from ..mechanisms import check_random_state, sphere_gamma_noise
 
     draws = check_int("draws", draws, low=1)
     names, coef, cal = _fit_facts(model)
@@ -347,9 +349,7 @@ def noise_draws(model, draws: int = 200, random_state=None, data=None) -> np.nda
         return B / (n * lam)
     from scipy.special import expit
 
-    from .dplr import DPLR
-
-    if not isinstance(model, DPLR):
+    if not _is_dplr(model):
         raise TypeError("data= is supported for DPLR models only")
     warnings.warn("plot_coefficients(data=...): the spread uses the Hessian of the loss on "
                   "these data, computed without noise; the band is not private (omit data "
@@ -401,7 +401,7 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     >>> [t.get_text() for t in ax.get_yticklabels()][0]
     '(Intercept)'
     """
-    from ._validation import check_real
+    from .._validation import check_real
 
     level = check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
     names, coef, cal = _fit_facts(model)
