@@ -3,14 +3,18 @@
 * :mod:`~privatelr.design.rsyntax` — R formula text → a tree (no text is ever run);
 * :mod:`~privatelr.design.values` — data-frame columns as R vectors, by dtype;
 * :mod:`~privatelr.design.terms` — the whitelisted interpreter (functions, operators, levels);
-* :mod:`~privatelr.design.spec` — the frozen :class:`DesignSpec` (declared levels, response
-  coding, columns) and :meth:`DesignSpec.rows`, the one way data becomes design rows;
+* :mod:`~privatelr.design.algebra` — R's term algebra, formulaic's columns, R's column names;
+* :mod:`~privatelr.design.coding` — response and factor coding (declared, or learned when
+  non-private);
+* :mod:`~privatelr.design.build` — :func:`make_spec` / :func:`build_design` (the schema);
+* :mod:`~privatelr.design.spec` — the frozen :class:`DesignSpec` and :meth:`DesignSpec.rows`;
 * :mod:`~privatelr.design.preprocess` — the public scale → project → clip map.
 """
 
-from .preprocess import Preprocess, Scaled, clip_rows, rp_suggest, scaled, standardise
+from .build import Design, Scaled, as_frame, build_design, formula_text, make_spec, scaled
+from .preprocess import Preprocess, clip_rows, rp_suggest, standardise
 from .rsyntax import parse, r_number
-from .spec import Design, DesignSpec, Rows, as_frame, build_design, formula_text, make_spec
+from .spec import DesignSpec, Rows
 
 parse_formula = parse
 

@@ -32,9 +32,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["Preprocess", "standardise", "scaled", "Scaled", "rp_suggest", "clip_rows"]
+__all__ = ["Preprocess", "standardise", "rp_suggest", "clip_rows"]
 
 
 def clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
@@ -192,45 +191,3 @@ def rp_suggest(n: int) -> int:
     [1, 5, 10, 14, 28]
     """
     return int(np.round(2.0 * np.log(n)))
-
-
-@dataclass
-class Scaled:
-    """Result of :func:`scaled`: ``data`` (scaled covariates, response last) and ``scale``."""
-
-    data: pd.DataFrame
-    scale: float
-    center: np.ndarray
-    sd: np.ndarray
-
-
-def scaled(fml, data, *, levels: dict | None = None) -> Scaled:
-    """R's ``scaled(fml, data)``: standardise the covariates and shrink them into the unit ball.
-
-    The covariate columns of the model matrix (intercept excluded) are centred, divided by
-    their standard deviations and divided by the largest resulting row norm, so every row lies
-    in the unit ball. ``scale`` is that last factor (R's ``1/sf``). The response is appended as
-    the last column under its R name. Column names are R's model-matrix names (R's
-    ``data.frame`` would additionally mangle names like ``factor(cyl)6``).
-
-    **Not private**: the centre, the standard deviations and the largest norm are computed from
-    the data without noise (levels are learned as R learns them); a model trained on the result
-    is private only for the scaled data.
-
-    Examples
-    --------
-    >>> from privatelr.datasets import load_iris
-    >>> s = scaled("Species ~ .", load_iris())
-    >>> round(s.scale, 6), list(s.data.columns)[-1]
-    (0.283621, 'Species')
-    """
-    from .spec import build_design
-
-    d = build_design(fml, data, levels=levels, learn=True)
-    k = int(d.spec.intercept)
-    cov = d.X[:, k:]
-    center, sd, factor = standardise(cov)
-    z = (cov - center) / sd * factor
-    out = pd.DataFrame(z, columns=d.spec.design_columns[k:])
-    out[d.spec.response] = d.y_raw.values
-    return Scaled(data=out, scale=factor, center=center, sd=sd)

@@ -63,10 +63,10 @@ import pandas as pd
 
 from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Node, Num, Paren, Str, Unary,
                       deparse, number_value, r_number)
-from .values import Vec, from_column, level_label, labels_of
+from .values import Vec, from_column, labels_of
 
 __all__ = ["FUNCTIONS", "Kind", "LevelBook", "Columns", "infer", "evaluate", "level_key",
-           "literal_values", "NAMED_CONSTANTS"]
+           "literal_values", "match_levels", "undeclared_message", "NAMED_CONSTANTS"]
 
 #: Names that fall back to R's base values when the data has no column of that name.
 NAMED_CONSTANTS = {"T": ("lgl", 1.0), "F": ("lgl", 0.0), "pi": ("num", math.pi)}
@@ -130,17 +130,17 @@ class LevelBook:
         if known is not None:
             return known
         if not self.learn:
-            raise ValueError(_undeclared_message(key, self.why, self.hint))
+            raise ValueError(undeclared_message(key, self.why, self.hint))
         self.learned_any = True
         return self.declare(key, _learned_levels(values, drop_unused))
 
 
-def _undeclared_message(key: str, why: str, hint: str = "; or fit with eps=0 (not private)"
+def undeclared_message(key: str, why: str, hint: str = "; or fit with eps=0 (not private)"
                         ) -> str:
     col = key if all(c not in key for c in "()") else None
     how = (f"levels={{{col!r}: [...]}} (or make the column a pandas Categorical with "
            f"pd.CategoricalDtype([...]))" if col else
-           f"factor(..., levels = c(...)) in the formula, or levels= for its column")
+           "factor(..., levels = c(...)) in the formula, or levels= for its column")
     return (f"the levels of {key!r} would be learned from the private rows, which breaks the "
             f"privacy guarantee of {why}: one record can add a level (a coefficient) or move "
             f"the reference level. Declare them: {how}{hint}")
@@ -303,7 +303,7 @@ def _kind_factor(call, kinds, book):
     x = kinds["x"]
     levels = _factor_levels(call, x.kind, x.levels, book)
     if levels is None and not book.learn:
-        raise ValueError(_undeclared_message(x.key or deparse(call), book.why, book.hint))
+        raise ValueError(undeclared_message(x.key or deparse(call), book.why, book.hint))
     return Kind("fct", deparse(call), levels)
 
 
@@ -313,7 +313,7 @@ def _run_factor(call, args, book):
     levels = _factor_levels(call, x.kind, declared, book)
     if levels is None:
         levels = book.resolve(deparse(call), x, drop_unused=call.fn == "factor")
-    return _match_levels(x, levels, deparse(call), strict="levels" not in args)
+    return match_levels(x, levels, deparse(call), strict="levels" not in args)
 
 
 def _run_as_numeric(call, args, book):
@@ -583,7 +583,7 @@ def _eval(node: Node, cols: Columns, book: LevelBook) -> Vec:
             vec = cols.get(node.id)
             if vec.kind == "fct":
                 levels = book.resolve(node.id, vec)
-                return _match_levels(vec, levels, node.id, strict=True)
+                return match_levels(vec, levels, node.id, strict=True)
             return vec
         if node.id in NAMED_CONSTANTS:
             kind, value = NAMED_CONSTANTS[node.id]
@@ -727,7 +727,7 @@ def _in(a: Vec, table: Vec) -> Vec:
     return Vec("lgl", out.astype(np.float64))
 
 
-def _match_levels(x: Vec, levels: tuple, key: str, *, strict: bool) -> Vec:
+def match_levels(x: Vec, levels: tuple, key: str, *, strict: bool) -> Vec:
     """``x`` as a factor with exactly ``levels``, matched by label. A value outside them is an
     error when ``strict`` (a level the model does not know), NA otherwise (R's
     ``factor(x, levels = ...)``)."""

@@ -44,7 +44,7 @@ import pandas as pd
 
 from .rsyntax import r_number
 
-__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "KINDS"]
+__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame", "KINDS"]
 
 KINDS = ("num", "lgl", "chr", "fct")
 
@@ -204,3 +204,37 @@ def from_column(series: pd.Series, name: str) -> Vec:
 
 def _is_na(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
+def as_frame(data, what: str = "data") -> pd.DataFrame:
+    """``data`` as a DataFrame with string column names (a dict of columns, a 2-D array with
+    columns ``X1, X2, ...``, or one row as a Series)."""
+    if isinstance(data, pd.DataFrame):
+        frame = data
+    elif isinstance(data, dict):
+        if data and all(np.ndim(v) == 0 for v in data.values()):
+            raise ValueError(f"{what} is a dict of single values; give each column as a list "
+                             "(one row: {'x': [1.0], ...}) or pass a DataFrame")
+        try:
+            frame = pd.DataFrame(data)
+        except ValueError as exc:
+            raise ValueError(f"{what}: the columns of the dict cannot form a table ({exc}); give "
+                             "every column the same length") from None
+    elif isinstance(data, pd.Series):        # one row (e.g. df.iloc[i])
+        frame = data.to_frame().T.infer_objects()
+    elif isinstance(data, np.ndarray):
+        if data.ndim == 1:
+            data = data.reshape(1, -1)
+        if data.ndim != 2:
+            raise ValueError(f"{what} must be 2-D, got shape {data.shape}")
+        frame = pd.DataFrame(data, columns=[f"X{j + 1}" for j in range(data.shape[1])])
+    else:
+        raise TypeError(f"{what} must be a pandas DataFrame (or a dict of columns / 2-D numpy "
+                        f"array), got {type(data).__name__}")
+    columns = [str(c) for c in frame.columns]
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise ValueError(f"{what} has duplicated column names {dup[:5]}; make them unique")
+    if list(frame.columns) != columns:
+        frame = frame.set_axis(columns, axis=1)
+    return frame
