@@ -89,6 +89,11 @@ def _check_finite(name: str, arr: np.ndarray) -> None:
                          f"(|values| <= {_HUGE:.0e} are accepted)")
 
 
+def _chunk_rows(n: int, d: int, chunk_bytes: int) -> int:
+    """Rows per chunk of a pass: fixed by the shape only (never by the thread count)."""
+    return max(256, chunk_bytes // (8 * max(d, 1)))
+
+
 def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.ndarray:
     """Squared row norms of a C-ordered float64 matrix, with the finiteness check of
     :func:`as_float_matrix` folded into the same pass.
@@ -96,7 +101,8 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
     A NaN or infinity makes its row's squared norm NaN or infinite, and a value above 1e150 makes
     it exceed 1e300, so the exact check (and its error message) runs only when the largest
     squared norm is not a finite number <= 1e300. Large matrices are scanned by a few threads
-    (:mod:`privatelr._threads`).
+    (:mod:`privatelr._threads`); each row's value is computed alone, so the result is the same
+    for any number of threads.
 
     Examples
     --------
@@ -105,14 +111,13 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
     """
     n, d = X.shape
     sq = np.empty(n)
-    step = max(256, chunk_bytes // (8 * d))
+    step = _chunk_rows(n, d, chunk_bytes)
 
-    def work(starts):
-        for start in starts:
-            rows = slice(start, min(start + step, n))
-            np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
+    def work(k):
+        rows = slice(k * step, min((k + 1) * step, n))
+        np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
 
-    map_chunks(range(0, n, step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
+    map_chunks(-(-n // step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
         _check_finite(name, X)
     return sq
