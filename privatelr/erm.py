@@ -75,7 +75,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accountant import require_budget
-from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real, scan_rows
+from ._validation import (as_float_matrix, as_pm1_labels, as_weights, check_real, clip_rows,
+                          row_norms, scan_rows)
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
@@ -235,20 +236,21 @@ def check_data_norm(X: np.ndarray, data_norm: float, clip: bool, *, name: str = 
     Rows above the bound are scaled onto the sphere of radius ``data_norm`` when ``clip`` is
     true (a copy of ``X`` is made only then); otherwise one :class:`PrivacyWarning` says how many
     rows exceed the bound and the largest norm. Returns ``(X, n_exceeding, n_clipped)``.
-    ``sq``: the squared row norms, when already computed.
+    ``sq``: the squared row norms, when already computed (e.g. by
+    :func:`~privatelr._validation.scan_rows`). Norms come from
+    :func:`~privatelr._validation.row_norms` and clipping from
+    :func:`~privatelr._validation.clip_rows`: rows whose squares overflow or underflow are
+    measured exactly, so a row of 1e155-sized values is clipped onto the sphere (not to zero).
     """
-    if sq is None:
-        sq = np.einsum("ij,ij->i", X, X)
-    limit = data_norm * data_norm * (1.0 + 1e-12)
-    over = sq > limit
+    norms = row_norms(X, sq)
+    over = norms > data_norm * (1.0 + 5e-13)
     k = int(over.sum())
     if k == 0:
         return X, 0, 0
-    largest = float(np.sqrt(sq.max()))
     if clip:
-        X = X.copy()
-        X[over] *= (data_norm / np.sqrt(sq[over]))[:, None]
+        X, _ = clip_rows(X, data_norm, norms=norms)
         return X, k, k
+    largest = float(norms.max())
     warnings.warn(f"{k} of {X.shape[0]} rows of {name} have L2 norm above data_norm={data_norm:g} "
                   f"(largest {largest:.4g}): the differential-privacy guarantee does not hold for "
                   "them. Pass clip=True to clip them into the ball, or rescale with a public bound.",
