@@ -223,6 +223,64 @@ def clip_rows(X: np.ndarray, bound: float, *, norms: np.ndarray | None = None
     return X, k
 
 
+# --- range-safe arithmetic for the privacy calibrations ---------------------------------------
+
+def log1p_exp(x: float) -> float:
+    """``log(1 + e^x)`` for any float ``x``, without overflow.
+
+    Examples
+    --------
+    >>> log1p_exp(1000.0), log1p_exp(-1000.0), round(log1p_exp(0.0), 12)
+    (1000.0, 0.0, 0.69314718056)
+    """
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+def log_expm1(x: float, divisor: float = 1.0) -> float:
+    """``log(exp(x / divisor) - 1)`` for ``x > 0``, without overflow or underflow.
+
+    ``x / divisor`` may underflow (``x = 5e-324``) or ``exp`` overflow (``x = 1e30``): for a
+    tiny quotient ``expm1(q) = q (1 + q/2 + ...)``, so the log is ``log x - log divisor`` to
+    rounding; for a large one ``log(e^q - 1) = q + log1p(-e^-q)``.
+
+    Examples
+    --------
+    >>> log_expm1(1e30, 20.0) == 1e30 / 20.0, log_expm1(5e-324, 4.0) == math.log(5e-324) - math.log(4.0)
+    (True, True)
+    """
+    q = x / divisor
+    if q < 1e-300:  # expm1(q) = q to rounding, and q itself may have underflowed
+        return math.log(x) - math.log(divisor)
+    if q > 30.0:
+        return q + math.log1p(-math.exp(-q))
+    return math.log(math.expm1(q))
+
+
+def exp_or_raise(log_value: float, terms: dict, quantity: str, advice: dict, *,
+                 zero_ok: bool = False, log_limit: float = _LOG_FLOAT_MAX) -> float:
+    """``exp(log_value)``, or a ``ValueError`` naming the argument that drives it out of range.
+
+    ``terms`` maps each argument's name to ``(value, contribution)``, its additive share of
+    ``log_value``; the culprit named first is the one with the largest share in the direction of
+    the overflow (``log_value >= log_limit``) or of the underflow to 0 (refused unless
+    ``zero_ok``). ``advice`` maps names to ``(what to do on overflow, on underflow)``.
+    ``quantity`` says what is computed (with its formula).
+    """
+    value = math.exp(log_value) if log_value < log_limit else math.inf
+    if math.isfinite(value) and (value > 0.0 or zero_ok):
+        return value
+    over = not math.isfinite(value)
+    culprit = max(terms, key=lambda k: terms[k][1] if over else -terms[k][1])
+    shown = ", ".join(f"{k}={v[0]!r}" for k, v in terms.items() if k != culprit)
+    what = (f"too large for double precision (the limit here is about 1e{log_limit / _LN10:.0f})"
+            if over else "underflow to 0 in double precision")
+    hint = advice.get(culprit, ("", ""))[0 if over else 1]
+    raise ValueError(f"{culprit}={terms[culprit][0]!r} makes {quantity} {what}: it would be about "
+                     f"1e{log_value / _LN10:+.0f} (with {shown}); {hint}")
+
+
 def label_vector(name: str, y, n: int, what: str = "1-D", noun: str = "labels") -> np.ndarray:
     """``y`` as a 1-D array of ``n`` labels (a column vector is flattened); dtype untouched.
 

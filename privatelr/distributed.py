@@ -486,6 +486,7 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
     if float(loss_obj.lipschitz) > 1.0:
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    erm._check_curvature(loss_obj)
     if weights is None:
         A = 1.0
         if weights_bound is not None:
