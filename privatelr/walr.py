@@ -485,6 +485,29 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     y01 = (as_pm1_labels("y", y, n) + 1.0) * 0.5
     eps, delta = _check_release_args(eps, delta, mechanism, clip)
     w, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    # Numeric range, all scaled by weights_bound A: the weighted sum (at most N A), the label
+    # sensitivity A sqrt(k)/N, sigma = sensitivity * s (s: sigma per unit sensitivity, which
+    # depends on eps and delta only) and the release (at most A + 64 sigma) must be finite
+    # positive doubles. Refused before the labels are used.
+    if not math.isfinite(n * A):
+        raise ValueError(f"weights_bound={A!r} is too large: the weighted sum of N={n} weights (up "
+                         "to N*weights_bound) would overflow double precision; rescale the weights "
+                         "and weights_bound by a public constant")
+    log_sens = math.log(A) + 0.5 * math.log(k) - math.log(n)
+    if not A * math.sqrt(k) / n > 0.0:
+        raise ValueError(f"weights_bound={A!r} makes the label sensitivity weights_bound*sqrt(k)/N "
+                         "underflow to 0 in double precision; rescale the weights and "
+                         "weights_bound by a public constant")
+    if not math.isinf(eps) and abs(log_sens) > 30.0:  # A far from 1: sigma may leave the range
+        log_unit = math.log(gaussian_sigma(1.0, eps, delta, mechanism))
+        log_sigma = log_sens + log_unit
+        if log_sigma < -744.0 or max(math.log(A), log_sigma + math.log(64.0)) > 709.0:
+            raise ValueError(
+                f"weights_bound={A!r} makes the Gaussian noise sigma = weights_bound*sqrt(k)/N * "
+                f"{math.exp(log_unit):.4g} (the sigma per unit sensitivity for eps={eps!r}, "
+                f"delta={delta!r}) about 1e{log_sigma / math.log(10.0):+.0f}, outside the range "
+                "where the noise and the released sum are finite, nonzero doubles; rescale the "
+                "weights and weights_bound by a public constant")
     lo, hi = float(X.min()), float(X.max())
     if lo < 0.0 or hi > 1.0:
         if not clip:
