@@ -325,9 +325,14 @@ def _exp_fraction(log_s: float) -> Fraction:
     return m * 2 ** k if k >= 0 else m / 2 ** (-k)
 
 
+_PROFILE_MARGIN = 1e-11  # relative; the profile is evaluated to about 2e-13 relative
+
+
 def _meets(log_profile: float, delta: float, log_delta: float) -> bool:
-    """``delta(sigma) <= delta`` both in logs and as :func:`gaussian_delta` reports it."""
-    return log_profile <= log_delta and min(1.0, math.exp(log_profile)) <= delta
+    """``delta(sigma) <= delta (1 - 1e-11)`` both in logs and as :func:`gaussian_delta` reports
+    it: the margin is 50 times the evaluation error, so the true profile is <= delta."""
+    return (log_profile <= log_delta - _PROFILE_MARGIN
+            and min(1.0, math.exp(log_profile)) <= delta * (1.0 - _PROFILE_MARGIN))
 
 
 def gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
@@ -456,9 +461,11 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
     guess (the classic value, or :math:`0.4/\delta`, the small-ε limit, if smaller) to at most
     :math:`|L| \le 1000`, where the sign is certain for every admissible ε and δ; the profile is
     evaluated in log space by :func:`_log_delta_unit`, exact to about 1e-13 relative from
-    ε = 5e-324 to 1e308. The returned σ is then nudged up, one ulp and then doubling steps,
-    until :math:`\delta(\sigma) \le \delta` holds for the exact ratio σ/Δ, so the guarantee is
-    never claimed for a σ that misses it by rounding. A σ that underflows to 0 or whose draws
+    ε = 5e-324 to 1e308. The root is taken for :math:`\delta(1 - 10^{-11})` (50 times the
+    evaluation error) and σ is then nudged up, one ulp and then doubling steps, until the
+    evaluated :math:`\delta(\sigma) \le \delta(1 - 10^{-11})` holds for the exact ratio σ/Δ, so
+    the guarantee is never claimed for a σ that misses it by rounding; σ is larger than the
+    exact smallest one by a relative 1e-11 or less. A σ that underflows to 0 or whose draws
     could overflow (64 σ beyond the largest double) raises ``ValueError`` naming the argument.
 
     Valid for every ε > 0, and for ε < 1 it is below :func:`gaussian_sigma_classic` (the classic
@@ -487,7 +494,7 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
     log_delta = math.log(delta)
 
     def h(log_s: float) -> float:
-        return _log_delta_unit(_exp_fraction(log_s), eps) - log_delta
+        return _log_delta_unit(_exp_fraction(log_s), eps) - (log_delta - _PROFILE_MARGIN)
 
     # first guess: the classic value, or the small-eps limit s = 0.4/delta if that is smaller
     guess = min(0.5 * math.log(2.0 * (math.log(1.25) - log_delta)) - math.log(eps),
