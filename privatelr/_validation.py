@@ -100,6 +100,23 @@ def magnitude_error(name: str, max_abs: float) -> ValueError:
                       f"(|values| <= {_HUGE:.0e} are accepted)")
 
 
+_GRADIENT_LIMIT = 1e153  # the solver forms products of two gradients: they must stay finite
+
+
+def check_gradient_scale(max_weight: float, max_norm: float) -> None:
+    """Refuse data whose loss gradients, up to ``max_weight * max_norm``, the solver cannot square.
+
+    Newton's secant updates and L-BFGS form products of two gradient vectors, so gradients must
+    stay below about 1e154; the data term's gradient is at most the largest weight times the
+    largest row norm. The one rule for every backend (in memory and Dask), with one message.
+    """
+    if max_weight * max_norm > _GRADIENT_LIMIT:
+        raise ValueError(f"weights up to {max_weight:.3g} on rows of norm up to {max_norm:.3g} make "
+                         f"loss gradients as large as {max_weight * max_norm:.3g}, and the solver "
+                         f"squares gradients (limit {_GRADIENT_LIMIT:.0e}); rescale the weights "
+                         "and weights_bound (or the columns of X) by a public constant")
+
+
 def _check_finite(name: str, arr: np.ndarray) -> None:
     # two allocation-free passes (max/min propagate NaN) instead of an n-by-d boolean mask
     hi, lo = float(arr.max()), float(arr.min())
@@ -176,7 +193,8 @@ def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
             ok = (m > 0) & np.isfinite(m)
             scaled = rows[ok] / m[ok][:, None]
             fixed = np.where(np.isnan(m), np.nan, m)  # 0, inf or NaN rows: their max is the norm
-            fixed[ok] = m[ok] * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+            with np.errstate(over="ignore"):  # a norm beyond 1.8e308 is inf
+                fixed[ok] = m[ok] * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
             norms[idx] = fixed
     return norms
 
@@ -274,8 +292,8 @@ def exp_or_raise(log_value: float, terms: dict, quantity: str, advice: dict, *,
     over = not math.isfinite(value)
     culprit = max(terms, key=lambda k: terms[k][1] if over else -terms[k][1])
     shown = ", ".join(f"{k}={v[0]!r}" for k, v in terms.items() if k != culprit)
-    what = (f"too large for double precision (the limit here is about 1e{log_limit / _LN10:.0f})"
-            if over else "underflow to 0 in double precision")
+    what = (f"too large (the limit here is about 1e{log_limit / _LN10:.0f})" if over
+            else "underflow to 0 in double precision")
     hint = advice.get(culprit, ("", ""))[0 if over else 1]
     raise ValueError(f"{culprit}={terms[culprit][0]!r} makes {quantity} {what}: it would be about "
                      f"1e{log_value / _LN10:+.0f} (with {shown}); {hint}")

@@ -53,7 +53,8 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_real, clip_rows, label_vector, magnitude_error, row_norms, too_large
+from ._validation import (check_gradient_scale, check_real, clip_rows, label_vector,
+                          magnitude_error, row_norms, too_large)
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state
@@ -429,7 +430,9 @@ def _validate(X, y, weights, data_norm, weights_bound):
         if lo < 0 or hi > weights_bound:
             raise ValueError(f"weights must lie in [0, weights_bound] = [0, {weights_bound}]; got "
                              f"range [{lo}, {hi}]")
-    return n, int(stats[:, 7].sum()), float(stats[:, 6].max())
+    largest = float(stats[:, 6].max())
+    check_gradient_scale(1.0 if weights is None else float(np.max(stats[:, 9])), largest)
+    return n, int(stats[:, 7].sum()), largest
 
 
 def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",

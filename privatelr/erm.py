@@ -76,9 +76,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accountant import require_budget
-from ._validation import (_FLOAT_MAX, _LOG_FLOAT_MAX, _TINY, as_float_matrix, as_pm1_labels,
-                          as_weights, check_int, check_real, clip_rows, exp_or_raise, log1p_exp,
-                          log_expm1, row_norms, scan_rows)
+from ._validation import (_FLOAT_MAX, _GRADIENT_LIMIT, _LOG_FLOAT_MAX, _TINY, as_float_matrix,
+                          as_pm1_labels, as_weights, check_gradient_scale, check_int, check_real, clip_rows,
+                          exp_or_raise, log1p_exp, log_expm1, row_norms, scan_rows)
 from .exceptions import PrivacyWarning
 from .losses import HuberLoss, Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
@@ -170,11 +170,11 @@ def _noise_scale(direct: float | None, log_scale: float, d: int, terms: dict,
     minimiser) is not a finite double is refused before anything is drawn.
     """
     room = math.log(4.0 * (d + 12.0 * math.sqrt(d) + 80.0))
-    quantity = f"the noise scale {formula}"
+    quantity = f"the noise scale {formula}"  # the limit: the noise's norm must be a finite double
     exp_or_raise(min(log_scale, _LOG_FLOAT_MAX - room), terms, quantity, _ADVICE)  # underflow
     if log_scale + room >= _LOG_FLOAT_MAX:
         exp_or_raise(log_scale, terms, quantity + f" (which, times {math.exp(room):.4g} "
-                     f"for d={d}, bounds the norm of the noise vector)", _ADVICE,
+                     f"for d={d}, bounds the norm of the noise vector, a double)", _ADVICE,
                      log_limit=_LOG_FLOAT_MAX - room)
     return direct if direct is not None else math.exp(log_scale)
 
@@ -190,8 +190,9 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     :math:`\ell = \log c + \log A + 2\log B - \log n - \log\lambda`, and
     :math:`\log(e^{\varepsilon/4} - 1)` without under- or overflow). A noise scale or an
     adjusted λ that is not a finite positive double — or a noise scale so large that the noise
-    vector could overflow — raises ``ValueError`` naming the argument that causes it and what
-    to change, before anything is drawn.
+    vector could overflow, or (objective perturbation) that its term ``b/n`` could exceed the
+    1e153 up to which the solver can square gradients — raises ``ValueError`` naming the
+    argument that causes it and what to change, before anything is drawn.
 
     Parameters
     ----------
@@ -279,10 +280,18 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     terms = {"eps": (eps, -log_eff), "data_norm": (B, lB), "weights_bound": (A, lA)}
     if status == "ok":
         terms["lambda_"] = (lambda_, -log_eff)  # a larger lambda_ lowers the penalty
-    scale = _noise_scale(_ratio((2.0, A, B), (eps_eff,)) if eps_eff > 0 else None,
-                         math.log(2.0) + lA + lB - log_eff, d, terms,
-                         "2*weights_bound*data_norm/eps' (eps' = eps - penalty, or eps/2 with "
-                         "an adjusted lambda_)")
+    log_scale = math.log(2.0) + lA + lB - log_eff
+    formula = ("2*weights_bound*data_norm/eps' (eps' = eps - penalty, or eps/2 with an adjusted "
+               "lambda_)")
+    scale = _noise_scale(_ratio((2.0, A, B), (eps_eff,)) if eps_eff > 0 else None, log_scale, d,
+                         terms, formula)
+    # the noise enters every gradient as b/n, whose norm is below room * scale / n: the solver
+    # squares gradients, so it must stay below the gradient limit
+    room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)
+    terms["n"] = (n, -ln)
+    exp_or_raise(log_scale, terms, f"the noise scale {formula}, whose noise term b/n (norm up to "
+                 f"{room:.4g}*scale/n for d={d}) enters the gradients that the solver squares,",
+                 _ADVICE, log_limit=math.log(_GRADIENT_LIMIT) + ln - math.log(room))
     return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
                        lambda_=float(lam), noise_scale=scale, status=status, **common)
 
@@ -461,6 +470,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
     _check_curvature(loss_obj)
     weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    check_gradient_scale(1.0 if weights is None else float(weights.max()),
+                         float(np.sqrt(sq.max())))
     rng = check_random_state(random_state)
     if not isinstance(allow_nonconverged, (bool, np.bool_)):
         raise TypeError(f"allow_nonconverged must be True or False, got {allow_nonconverged!r}")
