@@ -494,16 +494,27 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                     allow_nonconverged=bool(allow_nonconverged))
 
 
+_HUBER_H_MIN = 1e-12
+
+
 def _check_curvature(loss_obj) -> None:
-    """The loss's curvature bound must be a finite positive number (the Huber loss's 1/(2h)
-    overflows for h below about 2.8e-309)."""
+    """The loss's curvature bound must be a finite positive number; a Huber ``h`` must resolve.
+
+    The Huber loss's quadratic band ``[1 - h, 1 + h]`` must be wide next to the rounding of the
+    margins (about 1e-16 relative): below ``h = 1e-12`` the loss is numerically the hinge loss,
+    the solver cannot reach the exact minimiser both guarantees need, and for ``h`` below about
+    2.8e-309 the curvature ``1/(2h)`` itself overflows.
+    """
     c = float(loss_obj.curvature)
+    if isinstance(loss_obj, HuberLoss) and not loss_obj.h >= _HUBER_H_MIN:
+        what = ("its curvature 1/(2h) overflows double precision" if not math.isfinite(c) else
+                "its quadratic band [1 - h, 1 + h] is below the rounding of the margins (the "
+                "loss is numerically the hinge loss, and the solver cannot reach the exact "
+                "minimiser the privacy guarantee needs)")
+        raise ValueError(f"h={loss_obj.h!r} is too small for the Huber loss: {what}; use "
+                         f"h >= {_HUBER_H_MIN:g} (the C programs use h = 0.5)")
     if c > 0 and math.isfinite(c):
         return
-    if isinstance(loss_obj, HuberLoss):
-        raise ValueError(f"h={loss_obj.h!r} makes the Huber loss's curvature 1/(2h) = {c} overflow "
-                         "double precision, and the privacy calibration needs it; use a larger h "
-                         "(the C programs use h = 0.5)")
     raise ValueError(f"loss {loss_obj.name!r} declares curvature {c}; the calibration needs a "
                      "finite positive bound on |l''|")
 
