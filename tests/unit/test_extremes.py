@@ -379,3 +379,39 @@ def test_accountant_at_the_largest_double():
     with pytest.raises(BudgetExceededError):
         acc.spend(MAX)  # the sum is beyond the largest double: refused, not an OverflowError
     acc.spend(MAX * 1e-13)  # within the relative slack of 1e-12
+
+
+# ---------------------------------------------------------------- Dask: the same rules
+def _both(X_, y_, **kw):
+    """(in-memory outcome, Dask outcome): a result or the ValueError's message."""
+    da = pytest.importorskip("dask.array")
+    out = []
+    for args in ((X_, y_), (da.from_array(X_, chunks=(20, X_.shape[1])), da.from_array(y_, chunks=20))):
+        try:
+            out.append(erm.fit(*args, **kw))
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
+
+
+@pytest.mark.parametrize("value", [1e155, 2e150, 1e300])
+def test_dask_refuses_values_too_large_with_the_in_memory_message(client, value):
+    big = X.copy()
+    big[7, 1] = value  # before: Dask clipped such rows to zero and reported status 'ok'
+    mem, dsk = _both(big, Y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    assert isinstance(mem, str) and "X has values as large as" in mem
+    assert dsk == mem
+
+
+def test_dask_refuses_gradients_the_solver_cannot_square_like_memory(client):
+    mem, dsk = _both(X, Y, lambda_=0.01, eps=1.0, method="output", weights=np.full(N, 1e300),
+                     weights_bound=1e300, random_state=0)
+    assert isinstance(mem, str) and "weights_bound" in mem and dsk == mem
+
+
+def test_dask_measures_and_clips_tiny_rows_like_memory(client):
+    tiny = X * 1e-200  # squared norms underflow to 0: rows above data_norm = 1e-201 were missed
+    mem, dsk = _both(tiny, Y, lambda_=1e-2, eps=1.0, data_norm=1e-201, clip=True,
+                     method="output", random_state=0)
+    assert mem.n_clipped == dsk.n_clipped == N
+    np.testing.assert_allclose(dsk.coef, mem.coef, rtol=1e-9)
