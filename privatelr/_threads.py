@@ -2,8 +2,14 @@
 
 NumPy releases the GIL inside its loops (elementwise ufuncs, ``einsum``, casts), so two or more
 Python threads working on different row chunks of the same array overlap one chunk's arithmetic
-with another's memory reads. Work is split statically (chunk ``k`` to worker ``k mod W``) and
-results are combined in worker order, so answers do not depend on thread timing.
+with another's memory reads.
+
+**Determinism.** A pass's answer must not depend on the number of threads (``PRIVATELR_NUM_THREADS``
+or the core count), since floating-point addition is not associative. So the caller fixes the
+chunk boundaries from the array's shape alone (never from the thread count), every chunk produces
+its own partial result, and :func:`map_chunks` returns the partials in chunk order; the caller
+combines them in that order on its own thread (:func:`sum_in_order`). Which thread computed a
+chunk then makes no difference: one thread, two or eight give bit-identical results.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 
@@ -59,14 +67,46 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def map_chunks(starts: Sequence[int], work: Callable[[Sequence[int]], T],
-               parallel: bool = True) -> list[T]:
-    """``[work(part) for part in parts]`` where the parts deal ``starts`` out round-robin.
+def map_chunks(count: int, work: Callable[[int], T], parallel: bool = True) -> list[T]:
+    """``[work(k) for k in range(count)]``: one result per chunk, in chunk order.
 
-    Runs on the pool when ``parallel`` and more than one core is available, else inline (one
-    part holding every start).
+    Runs on the pool when ``parallel`` and more than one worker is available (worker ``i`` of
+    ``W`` computes chunks ``i, i + W, i + 2W, ...``), else inline. The list is the same whatever
+    the number of workers, provided ``work(k)`` depends on ``k`` only (each chunk is computed
+    alone, from fixed boundaries); combine it in order with :func:`sum_in_order`.
+
+    Examples
+    --------
+    >>> map_chunks(4, lambda k: k * k)
+    [0, 1, 4, 9]
     """
     w = workers() if parallel else 1
-    if w == 1 or len(starts) < 2:
-        return [work(starts)]
-    return list(_pool().map(work, [starts[i::w] for i in range(w)]))
+    if w == 1 or count < 2:
+        return [work(k) for k in range(count)]
+    w = min(w, count)
+    out: list = [None] * count
+
+    def run(i: int) -> None:
+        for k in range(i, count, w):
+            out[k] = work(k)
+
+    for _ in _pool().map(run, range(w)):  # waits for every worker; re-raises their errors
+        pass
+    return out
+
+
+def sum_in_order(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """``((p0 + p1) + p2) + ...``: the partials added left to right, in a new array.
+
+    The same association as a one-thread pass that adds each chunk's partial to a running total
+    (which starts from zeros: ``0 + p0`` is exactly ``p0``).
+
+    Examples
+    --------
+    >>> sum_in_order([np.array([1.0, 2.0]), np.array([0.5, 0.5])])
+    array([1.5, 2.5])
+    """
+    total = np.array(parts[0], dtype=np.float64, copy=True)
+    for p in parts[1:]:
+        total += p
+    return total

@@ -6,6 +6,7 @@ what would be accepted, so that bad input never surfaces as a NumPy traceback.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -13,6 +14,11 @@ import numpy as np
 from ._threads import PARALLEL_MIN_BYTES, map_chunks
 
 _HUGE = 1e150  # beyond this, x @ x overflows for a handful of columns
+_SQ_SAFE = (1e-280, 1e300)  # squared row norms in this range are exact enough as computed
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+_TINY = float(np.finfo(np.float64).tiny)  # smallest normal double, 2.2e-308
+_LOG_FLOAT_MAX = math.log(_FLOAT_MAX)
+_LN10 = math.log(10.0)
 
 
 def check_real(name: str, value, *, low: float | None = None, high: float | None = None,
@@ -77,16 +83,53 @@ def as_float_matrix(name: str, X, *, finite: bool = True) -> np.ndarray:
     return arr
 
 
+def too_large(max_abs: float) -> bool:
+    """The one rule for values too large for the passes: ``|x| > 1e150``.
+
+    Beyond it squared row norms, margins and the Hessian's products overflow double precision
+    for a handful of columns. Used by :func:`as_float_matrix`, :func:`scan_rows` and the Dask
+    validation pass, so every backend refuses the same inputs with :func:`magnitude_error`.
+    """
+    return max_abs > _HUGE
+
+
+def magnitude_error(name: str, max_abs: float) -> ValueError:
+    """The error for values that :func:`too_large` refuses."""
+    return ValueError(f"{name} has values as large as {max_abs:.3g}: squared row norms and margins "
+                      "would overflow double precision; rescale the columns "
+                      f"(|values| <= {_HUGE:.0e} are accepted)")
+
+
+_GRADIENT_LIMIT = 1e153  # the solver forms products of two gradients: they must stay finite
+
+
+def check_gradient_scale(max_weight: float, max_norm: float) -> None:
+    """Refuse data whose loss gradients, up to ``max_weight * max_norm``, the solver cannot square.
+
+    Newton's secant updates and L-BFGS form products of two gradient vectors, so gradients must
+    stay below about 1e154; the data term's gradient is at most the largest weight times the
+    largest row norm. The one rule for every backend (in memory and Dask), with one message.
+    """
+    if max_weight * max_norm > _GRADIENT_LIMIT:
+        raise ValueError(f"weights up to {max_weight:.3g} on rows of norm up to {max_norm:.3g} make "
+                         f"loss gradients as large as {max_weight * max_norm:.3g}, and the solver "
+                         f"squares gradients (limit {_GRADIENT_LIMIT:.0e}); rescale the weights "
+                         "and weights_bound (or the columns of X) by a public constant")
+
+
 def _check_finite(name: str, arr: np.ndarray) -> None:
     # two allocation-free passes (max/min propagate NaN) instead of an n-by-d boolean mask
     hi, lo = float(arr.max()), float(arr.min())
     if not (np.isfinite(hi) and np.isfinite(lo)):
         bad = int((~np.isfinite(arr)).any(axis=1).sum())
         raise ValueError(f"{name} contains NaN or infinite values in {bad} row(s); remove or impute them")
-    if max(abs(hi), abs(lo)) > _HUGE:
-        raise ValueError(f"{name} has values as large as {max(abs(hi), abs(lo)):.3g}: squared row norms "
-                         "and margins would overflow double precision; rescale the columns "
-                         f"(|values| <= {_HUGE:.0e} are accepted)")
+    if too_large(max(abs(hi), abs(lo))):
+        raise magnitude_error(name, max(abs(hi), abs(lo)))
+
+
+def _chunk_rows(n: int, d: int, chunk_bytes: int) -> int:
+    """Rows per chunk of a pass: fixed by the shape only (never by the thread count)."""
+    return max(256, chunk_bytes // (8 * max(d, 1)))
 
 
 def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.ndarray:
@@ -96,7 +139,9 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
     A NaN or infinity makes its row's squared norm NaN or infinite, and a value above 1e150 makes
     it exceed 1e300, so the exact check (and its error message) runs only when the largest
     squared norm is not a finite number <= 1e300. Large matrices are scanned by a few threads
-    (:mod:`privatelr._threads`).
+    (:mod:`privatelr._threads`); each row's value is computed alone, so the result is the same
+    for any number of threads. The squared norms can underflow for rows of tiny values: use
+    :func:`row_norms` (which takes them) for norms that are right at every scale.
 
     Examples
     --------
@@ -105,17 +150,153 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
     """
     n, d = X.shape
     sq = np.empty(n)
-    step = max(256, chunk_bytes // (8 * d))
+    step = _chunk_rows(n, d, chunk_bytes)
 
-    def work(starts):
-        for start in starts:
-            rows = slice(start, min(start + step, n))
-            np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
+    def work(k):
+        rows = slice(k * step, min((k + 1) * step, n))
+        np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
 
-    map_chunks(range(0, n, step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
+    map_chunks(-(-n // step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
         _check_finite(name, X)
     return sq
+
+
+def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
+              chunk_bytes: int = 4 * 2**20) -> np.ndarray:
+    """L2 norms of the rows of a 2-D float array, without overflow or underflow.
+
+    Fast path: ``sqrt`` of the squared norms (``einsum``, or ``sq`` when the caller already has
+    them, e.g. from :func:`scan_rows`). Rows whose squared norm overflowed (values above about
+    1e154), or fell below 1e-280 where underflowed squares lose accuracy, are recomputed as
+    ``m * ||x / m||`` with ``m = max_j |x_j|``, which is exact to rounding at every scale.
+    A row holding NaN gets NaN, one holding an infinity (and no NaN) gets ``inf``.
+
+    This is the one home of row norms for clipping and norm checks (:func:`clip_rows`,
+    :func:`privatelr.erm.check_data_norm`, the Dask validation and clipping).
+
+    Examples
+    --------
+    >>> row_norms(np.array([[3.0, 4.0], [3e200, 4e200], [3e-200, 4e-200]]))
+    array([5.e+000, 5.e+200, 5.e-200])
+    """
+    if sq is None:
+        sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    redo = np.flatnonzero((sq < _SQ_SAFE[0]) | (sq > _SQ_SAFE[1]))  # NaN compares False: kept
+    if redo.size:
+        step = _chunk_rows(X.shape[0], X.shape[1], chunk_bytes)
+        for start in range(0, redo.size, step):
+            idx = redo[start:start + step]
+            rows = np.abs(X[idx])
+            m = rows.max(axis=1)
+            ok = (m > 0) & np.isfinite(m)
+            scaled = rows[ok] / m[ok][:, None]
+            fixed = np.where(np.isnan(m), np.nan, m)  # 0, inf or NaN rows: their max is the norm
+            with np.errstate(over="ignore"):  # a norm beyond 1.8e308 is inf
+                fixed[ok] = m[ok] * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+            norms[idx] = fixed
+    return norms
+
+
+def clip_rows(X: np.ndarray, bound: float, *, norms: np.ndarray | None = None
+              ) -> tuple[np.ndarray, int]:
+    """Scale every row whose L2 norm exceeds ``bound`` onto the sphere of that radius.
+
+    Returns ``(X_clipped, n_clipped)``; ``X`` is copied only when a row is clipped. Norms come
+    from :func:`row_norms` (pass ``norms`` when already computed), so a row of 1e155-sized values
+    lands on the sphere rather than at zero, and a ``bound`` of 1e-300 is honoured. A row is
+    clipped when its norm exceeds ``bound`` by more than a relative 5e-13 (rows already clipped,
+    on the sphere up to rounding, are left alone). When ``bound / norm`` is not a normal number,
+    the row is first divided by its largest absolute value, then scaled. A subnormal ``bound``
+    (below 2.2e-308) raises ``ValueError``: rounding there is too coarse to keep the clipped
+    rows inside the ball.
+
+    Examples
+    --------
+    >>> Xc, k = clip_rows(np.array([[3e155, 4e155], [0.3, 0.4]]), 1.0)
+    >>> Xc, k
+    (array([[0.6, 0.8],
+           [0.3, 0.4]]), 1)
+    """
+    if not bound >= _TINY:
+        raise ValueError(f"data_norm (the clipping bound) = {bound!r} is below the smallest normal "
+                         f"double ({_TINY:.4g}): rows cannot be scaled onto so small a sphere "
+                         "accurately; rescale X by a public constant so that data_norm is nearer 1")
+    if norms is None:
+        norms = row_norms(X)
+    over = norms > bound * (1.0 + 5e-13)
+    k = int(over.sum())
+    if k == 0:
+        return X, 0
+    X = X.copy() if X.dtype.kind == "f" else X.astype(np.float64)
+    idx = np.flatnonzero(over)
+    factor = bound / norms[idx]
+    plain = (factor >= _TINY) & np.isfinite(factor)
+    X[idx[plain]] *= factor[plain][:, None]
+    rest = idx[~plain]  # 1e155-sized rows with a small bound, any row with a subnormal bound
+    if rest.size:
+        m = np.abs(X[rest]).max(axis=1)
+        X[rest] = (X[rest] / m[:, None]) * (bound / (norms[rest] / m))[:, None]
+    return X, k
+
+
+# --- range-safe arithmetic for the privacy calibrations ---------------------------------------
+
+def log1p_exp(x: float) -> float:
+    """``log(1 + e^x)`` for any float ``x``, without overflow.
+
+    Examples
+    --------
+    >>> log1p_exp(1000.0), log1p_exp(-1000.0), round(log1p_exp(0.0), 12)
+    (1000.0, 0.0, 0.69314718056)
+    """
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+def log_expm1(x: float, divisor: float = 1.0) -> float:
+    """``log(exp(x / divisor) - 1)`` for ``x > 0``, without overflow or underflow.
+
+    ``x / divisor`` may underflow (``x = 5e-324``) or ``exp`` overflow (``x = 1e30``): for a
+    tiny quotient ``expm1(q) = q (1 + q/2 + ...)``, so the log is ``log x - log divisor`` to
+    rounding; for a large one ``log(e^q - 1) = q + log1p(-e^-q)``.
+
+    Examples
+    --------
+    >>> log_expm1(1e30, 20.0) == 1e30 / 20.0, log_expm1(5e-324, 4.0) == math.log(5e-324) - math.log(4.0)
+    (True, True)
+    """
+    q = x / divisor
+    if q < 1e-300:  # expm1(q) = q to rounding, and q itself may have underflowed
+        return math.log(x) - math.log(divisor)
+    if q > 30.0:
+        return q + math.log1p(-math.exp(-q))
+    return math.log(math.expm1(q))
+
+
+def exp_or_raise(log_value: float, terms: dict, quantity: str, advice: dict, *,
+                 zero_ok: bool = False, log_limit: float = _LOG_FLOAT_MAX) -> float:
+    """``exp(log_value)``, or a ``ValueError`` naming the argument that drives it out of range.
+
+    ``terms`` maps each argument's name to ``(value, contribution)``, its additive share of
+    ``log_value``; the culprit named first is the one with the largest share in the direction of
+    the overflow (``log_value >= log_limit``) or of the underflow to 0 (refused unless
+    ``zero_ok``). ``advice`` maps names to ``(what to do on overflow, on underflow)``.
+    ``quantity`` says what is computed (with its formula).
+    """
+    value = math.exp(log_value) if log_value < log_limit else math.inf
+    if math.isfinite(value) and (value > 0.0 or zero_ok):
+        return value
+    over = not math.isfinite(value)
+    culprit = max(terms, key=lambda k: terms[k][1] if over else -terms[k][1])
+    shown = ", ".join(f"{k}={v[0]!r}" for k, v in terms.items() if k != culprit)
+    what = (f"too large (the limit here is about 1e{log_limit / _LN10:.0f})" if over
+            else "underflow to 0 in double precision")
+    hint = advice.get(culprit, ("", ""))[0 if over else 1]
+    raise ValueError(f"{culprit}={terms[culprit][0]!r} makes {quantity} {what}: it would be about "
+                     f"1e{log_value / _LN10:+.0f} (with {shown}); {hint}")
 
 
 def label_vector(name: str, y, n: int, what: str = "1-D", noun: str = "labels") -> np.ndarray:
@@ -180,32 +361,3 @@ def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.n
         raise ValueError(f"{name} must lie in [0, {bound_name}] = [0, {b}]; got range "
                          f"[{w.min()}, {w.max()}]")
     return w, b
-
-
-def row_norms(X: np.ndarray) -> np.ndarray:
-    """L2 norms of the rows of ``X`` without overflow (rows whose squared norm overflows are
-    rescaled by their largest entry first)."""
-    sq = np.einsum("ij,ij->i", X, X)
-    norms = np.sqrt(sq)
-    big = ~np.isfinite(sq) & np.isfinite(X).all(axis=1)
-    if big.any():
-        rows = X[big]
-        top = np.abs(rows).max(axis=1)
-        scaled = rows / top[:, None]
-        norms[big] = top * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-    return norms
-
-
-def clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
-    """Scale rows of ``X`` whose L2 norm exceeds ``bound`` onto the sphere of that radius.
-
-    Returns ``(X_clipped, n_clipped)``; ``X`` is copied only when a row is clipped.
-    """
-    norms = row_norms(X)
-    over = norms > bound * (1.0 + 5e-13)
-    k = int(over.sum())
-    if k == 0:
-        return X, 0
-    X = X.copy()
-    X[over] *= (bound / norms[over])[:, None]
-    return X, k

@@ -14,9 +14,10 @@ private tuning, which fits one candidate per disjoint split and then picks one w
 exponential mechanism — reports the total it spends and is charged as **one** spend of that
 total; the accountant does not see, and does not need to see, the splits.
 
-Spends are accepted up to a relative slack of ``1e-12`` of the budget (with exactly-rounded sums,
-:func:`math.fsum`), so that a budget split into ``k`` equal floating-point parts can be spent in
-full; the slack is far below any meaningful change of privacy.
+Spends are accepted up to a relative slack of ``1e-12`` of the budget (the comparison is made on the
+exactly-rounded difference ``spent + new - budget``, :func:`math.fsum`, so it cannot overflow for
+any budget up to 1.8e308), so that a budget split into ``k`` equal floating-point parts can be spent
+in full; the slack is far below any meaningful change of privacy.
 
 A non-private computation has no finite ε and can never fit a budget: ``spend(inf)`` raises
 ``ValueError``, and so does a non-private fit (``eps=0`` or ``eps=inf`` in
@@ -105,7 +106,7 @@ class PrivacyAccountant:
 
     @property
     def spent(self) -> tuple[float, float]:
-        return (math.fsum(e.eps for e in self._entries), math.fsum(e.delta for e in self._entries))
+        return (_total(e.eps for e in self._entries), _total(e.delta for e in self._entries))
 
     @property
     def remaining(self) -> tuple[float, float]:
@@ -135,9 +136,9 @@ class PrivacyAccountant:
     def _shortfall(self, eps: float, delta: float) -> str | None:
         spent_eps, spent_delta = self.spent
         parts = []
-        if math.fsum([spent_eps, eps]) > self._epsilon * (1.0 + _SLACK):
+        if _exceeds(spent_eps, eps, self._epsilon):
             parts.append(f"eps spent {spent_eps:g} + {eps:g} > budget {self._epsilon:g}")
-        if math.fsum([spent_delta, delta]) > self._delta * (1.0 + _SLACK):
+        if _exceeds(spent_delta, delta, self._delta):
             parts.append(f"delta spent {spent_delta:g} + {delta:g} > budget {self._delta:g}")
         if not parts:
             return None
@@ -212,6 +213,29 @@ class PrivacyAccountant:
             entry = Spend(eps=eps, delta=delta, note=note)
             self._entries.append(entry)
         return entry
+
+
+def _total(values) -> float:
+    """Exactly rounded sum of non-negative spends (``inf`` if it exceeds the largest double)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:  # only near 1.8e308, where no real budget lives
+        return math.inf
+
+
+def _exceeds(spent: float, amount: float, budget: float) -> bool:
+    """``spent + amount > budget (1 + slack)``, decided on the exact difference.
+
+    ``fsum([-budget, spent, amount])`` starts from ``-budget`` so no partial sum overflows even
+    for budgets near 1.8e308 (``spent`` never exceeds the budget by more than the slack), and
+    ``budget * slack`` cannot overflow.
+    """
+    if math.isinf(spent):
+        return True
+    try:
+        return math.fsum([-budget, spent, amount]) > budget * _SLACK
+    except OverflowError:  # pragma: no cover - excluded by the order of the terms
+        return True
 
 
 def require_budget(accountant, eps, delta: float = 0.0, *, name: str = "accountant") -> None:

@@ -53,7 +53,8 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_real, label_vector, row_norms
+from ._validation import (check_gradient_scale, check_real, clip_rows, label_vector,
+                          magnitude_error, row_norms, too_large)
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state
@@ -143,24 +144,34 @@ def _block_sums(Xb, auxb, v, loss, order, f32):
     return out[None, :]
 
 
-def _block_stats(Xb, yb, wb, limit_sq):
-    """One validation row per partition (see :func:`_validate`)."""
+def _block_stats(Xb, yb, wb, data_norm):
+    """One validation row per partition (see :func:`_validate`).
+
+    Layout: ``[rows, rows with NaN/inf, labels, bad labels, labels not 0/1, labels not -1/+1,
+    largest row norm, rows above data_norm, weight min, weight max, bad weights, weights,
+    largest |x|]``, over the finite rows. Norms come from
+    :func:`~privatelr._validation.row_norms` (no overflow), compared with ``data_norm`` as
+    :func:`privatelr.erm.check_data_norm` does.
+    """
     nb = Xb.shape[0]
     finite_rows = np.isfinite(Xb).all(axis=1)
-    sq = np.einsum("ij,ij->i", np.where(finite_rows[:, None], Xb, 0.0),
-                   np.where(finite_rows[:, None], Xb, 0.0))
+    n_finite = int(finite_rows.sum())
+    Xf = Xb if n_finite == nb else Xb[finite_rows]
+    norms = row_norms(Xf) if Xf.size else np.zeros(Xf.shape[0])
+    max_abs = max(float(Xf.max()), -float(Xf.min())) if Xf.size else 0.0
     y = yb.reshape(-1).astype(np.float64)
     y_ok = np.isfinite(y)
     out = np.array([
         nb,
-        nb - int(finite_rows.sum()),
+        nb - n_finite,
         y.size,
         y.size - int(y_ok.sum()),
         int(((y != 0.0) & (y != 1.0) & y_ok).sum()),
         int(((y != -1.0) & (y != 1.0) & y_ok).sum()),
-        float(sq.max()) if nb else 0.0,
-        int((sq > limit_sq).sum()),
+        float(norms.max()) if norms.size else 0.0,
+        int((norms > data_norm * (1.0 + 5e-13)).sum()),
         np.nan, np.nan, 0.0, 0.0,
+        max_abs,
     ], dtype=float)
     if wb is not None:
         w = wb.reshape(-1).astype(np.float64)
@@ -179,13 +190,9 @@ def _bad_labels(yb):
 
 
 def _clip_block(Xb, data_norm):
-    sq = np.einsum("ij,ij->i", Xb, Xb)
-    over = sq > data_norm * data_norm * (1.0 + 1e-12)
-    if not over.any():
-        return Xb
-    Xb = Xb.copy()
-    Xb[over] *= (data_norm / np.sqrt(sq[over]))[:, None]
-    return Xb
+    """Rows of one partition clipped onto the sphere of radius ``data_norm``
+    (:func:`~privatelr._validation.clip_rows`: no overflow, copy only when a row is clipped)."""
+    return clip_rows(Xb, data_norm)[0]
 
 
 def _aux_block(yb, wb=None):
@@ -383,21 +390,30 @@ def _as_dask_vector(name, v, chunks, n_rows, da):
 
 
 def _validate(X, y, weights, data_norm, weights_bound):
-    """One pass over the persisted data: counts, finiteness, label and weight ranges, norms."""
+    """One pass over the persisted data: counts, finiteness, label and weight ranges, norms.
+
+    Refuses what :func:`privatelr.erm.fit` refuses in memory, with the same messages: NaN or
+    infinite values, then values too large for the passes
+    (:func:`~privatelr._validation.too_large`). Returns ``(n, rows above data_norm, largest
+    row norm)``.
+    """
     _, da = _import_dask()
     Xb = X.to_delayed().ravel()
     yb = y.to_delayed().ravel()
     wb = weights.to_delayed().ravel() if weights is not None else [None] * len(Xb)
     import dask
 
-    limit = data_norm * data_norm * (1.0 + 1e-12)
-    rows = [da.from_delayed(dask.delayed(_block_stats)(a, b, c, limit), shape=(1, 12), dtype=float)
+    rows = [da.from_delayed(dask.delayed(_block_stats)(a, b, c, data_norm), shape=(1, 13),
+                            dtype=float)
             for a, b, c in zip(Xb, yb, wb)]
     stats = da.concatenate(rows, axis=0).compute()
     n = int(stats[:, 0].sum())
     bad_x = int(stats[:, 1].sum())
     if bad_x:
         raise ValueError(f"X contains NaN or infinite values in {bad_x} row(s); remove or impute them")
+    max_abs = float(stats[:, 12].max())
+    if too_large(max_abs):  # the in-memory rule and message (scan_rows)
+        raise magnitude_error("X", max_abs)
     if int(stats[:, 3].sum()):
         raise ValueError("y contains NaN or infinite values")
     if int(stats[:, 4].sum()) and int(stats[:, 5].sum()):
@@ -414,7 +430,9 @@ def _validate(X, y, weights, data_norm, weights_bound):
         if lo < 0 or hi > weights_bound:
             raise ValueError(f"weights must lie in [0, weights_bound] = [0, {weights_bound}]; got "
                              f"range [{lo}, {hi}]")
-    return n, int(stats[:, 7].sum()), float(np.sqrt(stats[:, 6].max()))
+    largest = float(stats[:, 6].max())
+    check_gradient_scale(1.0 if weights is None else float(np.max(stats[:, 9])), largest)
+    return n, int(stats[:, 7].sum()), largest
 
 
 def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
@@ -471,6 +489,7 @@ def fit_dask(X, y, *, lambda_: float, eps: float, method: str = "objective",
     if float(loss_obj.lipschitz) > 1.0:
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    erm._check_curvature(loss_obj)
     if weights is None:
         A = 1.0
         if weights_bound is not None:

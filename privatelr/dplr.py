@@ -77,15 +77,35 @@ def default_lambda(n: int, eps: float) -> float:
     """R's default regulariser: ``1/(4 n (exp(eps/20) - 1))``; 0.001 when ``eps`` is 0 (or inf).
 
     It is the smallest λ with ``2 log(1 + 1/(4 n λ)) = eps/10`` (PrivateLR's ``lambda.eff``).
+    Computed as written when ``exp(eps/20) - 1`` is a normal double, else from
+    ``log λ = -log(4n) - log(exp(eps/20) - 1)`` (no overflow for large ``eps``, no underflow of
+    ``eps/20`` for tiny ones). A λ beyond the double range — ``eps`` below about 1e-306 (λ
+    overflows) or above about 14,200 (λ underflows to 0) — raises ``ValueError`` naming ``eps``.
 
     Examples
     --------
     >>> round(default_lambda(150, 1.0), 10)
     0.0325069442
+    >>> default_lambda(150, 1e-300) == 1 / (4 * 150 * 5e-302)
+    True
     """
     if eps == 0 or math.isinf(eps):
         return 0.001
-    return 1.0 / (4.0 * n * math.expm1(eps / 20.0))
+    from ._validation import _TINY, exp_or_raise, log_expm1
+
+    em = math.expm1(eps / 20.0) if eps < 14000.0 else math.inf
+    if _TINY <= em < math.inf:
+        lam = 1.0 / (4.0 * n * em)
+        if 0.0 < lam < math.inf:
+            return lam
+    log_em = log_expm1(eps, 20.0)
+    return exp_or_raise(
+        -math.log(4.0 * n) - log_em, {"eps": (eps, -log_em), "n": (n, -math.log(4.0 * n))},
+        "the default lambda_ 1/(4*n*(exp(eps/20) - 1)) (the smallest lambda_ whose privacy "
+        "penalty is eps/10)",
+        {"eps": ("increase eps, or pass lambda_ explicitly",
+                 "pass lambda_ explicitly (e.g. lambda_=0.001), or eps=inf for a non-private fit"),
+         "n": ("", "pass lambda_ explicitly")})
 
 
 @dataclass(eq=False)

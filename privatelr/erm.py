@@ -69,15 +69,18 @@ reveal the non-private minimiser.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .accountant import require_budget
-from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real, scan_rows
+from ._validation import (_FLOAT_MAX, _GRADIENT_LIMIT, _LOG_FLOAT_MAX, _TINY, as_float_matrix,
+                          as_pm1_labels, as_weights, check_gradient_scale, check_int, check_real, clip_rows,
+                          exp_or_raise, log1p_exp, log_expm1, row_norms, scan_rows)
 from .exceptions import PrivacyWarning
-from .losses import Loss, get_loss
+from .losses import HuberLoss, Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
 from .objective import ERMObjective
 from .solver import minimize
@@ -126,10 +129,70 @@ class Calibration:
     curvature: float
 
 
+def _ratio(num, den) -> float | None:
+    """``prod(num) / prod(den)``, multiplied left to right as written in the formulas, or None
+    when an intermediate product leaves the normal range of double precision (then the caller
+    computes the quantity from logarithms)."""
+    top = 1.0
+    for x in num:
+        top *= x
+        if not _TINY <= top <= _FLOAT_MAX:
+            return None
+    bottom = 1.0
+    for x in den:
+        bottom *= x
+        if not _TINY <= bottom <= _FLOAT_MAX:
+            return None
+    value = top / bottom
+    return value if _TINY <= value <= _FLOAT_MAX else None
+
+
+_ADVICE = {
+    "eps": ("increase eps", "decrease eps, or pass eps=inf (or 0) for a non-private fit"),
+    "lambda_": ("increase lambda_", "decrease lambda_"),
+    "data_norm": ("decrease data_norm (rescale X by a public constant so that its rows' bound is "
+                  "nearer 1)", "increase data_norm (rescale X by a public constant so that its "
+                  "rows' bound is nearer 1)"),
+    "weights_bound": ("decrease weights_bound (rescale the weights by a public constant)",
+                      "increase weights_bound (rescale the weights by a public constant)"),
+    "curvature": ("use a loss of smaller curvature (for the Huber loss, a larger h)",
+                  "use a loss of larger curvature"),
+    "n": ("use more rows", "use fewer rows"),
+}
+
+
+def _noise_scale(direct: float | None, log_scale: float, d: int, terms: dict,
+                 formula: str) -> float:
+    """The noise scale, or ValueError when it underflows to 0 or its noise could overflow.
+
+    The norm of the noise is Gamma(d, scale); it exceeds ``(d + 12 sqrt(d) + 80) * scale`` with
+    probability below 1e-19, so a scale whose product with that (times 4, room for the
+    minimiser) is not a finite double is refused before anything is drawn.
+    """
+    room = math.log(4.0 * (d + 12.0 * math.sqrt(d) + 80.0))
+    quantity = f"the noise scale {formula}"  # the limit: the noise's norm must be a finite double
+    exp_or_raise(min(log_scale, _LOG_FLOAT_MAX - room), terms, quantity, _ADVICE)  # underflow
+    if log_scale + room >= _LOG_FLOAT_MAX:
+        exp_or_raise(log_scale, terms, quantity + f" (which, times {math.exp(room):.4g} "
+                     f"for d={d}, bounds the norm of the noise vector, a double)", _ADVICE,
+                     log_limit=_LOG_FLOAT_MAX - room)
+    return direct if direct is not None else math.exp(log_scale)
+
+
 def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "objective",
               curvature: float = 0.25, data_norm: float = 1.0, weights_bound: float = 1.0,
               small_eps: str = "adjust") -> Calibration:
-    """Compute λ used, ε', the penalty and the noise scale (see the module docstring).
+    r"""Compute λ used, ε', the penalty and the noise scale (see the module docstring).
+
+    Every formula is evaluated as written when its intermediate products are normal doubles and
+    otherwise from logarithms, so any arguments in [5e-324, 1.8e308] give the exact value
+    (e.g. the penalty :math:`2\log(1 + e^{\ell})` with
+    :math:`\ell = \log c + \log A + 2\log B - \log n - \log\lambda`, and
+    :math:`\log(e^{\varepsilon/4} - 1)` without under- or overflow). A noise scale or an
+    adjusted λ that is not a finite positive double — or a noise scale so large that the noise
+    vector could overflow, or (objective perturbation) that its term ``b/n`` could exceed the
+    1e153 up to which the solver can square gradients — raises ``ValueError`` naming the
+    argument that causes it and what to change, before anything is drawn.
 
     Parameters
     ----------
@@ -155,22 +218,40 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     >>> cal = calibrate(150, 5, eps=1.0, lambda_=0.01)
     >>> round(cal.penalty, 6), round(cal.eps_eff, 6), cal.status
     (0.308301, 0.691699, 'ok')
+    >>> calibrate(150, 5, eps=1.0, lambda_=1e-300).lambda_ == 0.25 / (150 * math.expm1(0.25))
+    True
     """
     if method not in _METHODS:
         raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
     if small_eps not in ("adjust", "error"):
         raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
-    B, A, c = float(data_norm), float(weights_bound), float(curvature)
-    common = dict(n=int(n), d=int(d), data_norm=B, weights_bound=A, curvature=c,
-                  lambda_requested=float(lambda_))
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    B = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
+    c = check_real("curvature", curvature, low=0.0, low_open=True)
+    common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
     if eps == 0 or np.isinf(eps):
-        return Calibration(method="nonprivate", eps=float(eps), eps_eff=0.0, penalty=0.0,
-                           lambda_=float(lambda_), noise_scale=0.0, status="ok", **common)
+        return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
+                           lambda_=lambda_, noise_scale=0.0, status="ok", **common)
+    lA, lB, lc, ln, llam = map(math.log, (A, B, c, float(n), lambda_))
     if method == "output":
-        scale = 2.0 * A * B / (n * lambda_ * eps)
+        # s = 2AB/(n lambda eps), JMLR11 Corollary 8; log s is the sum of the terms' logs
+        terms = {"eps": (eps, -math.log(eps)), "lambda_": (lambda_, -llam),
+                 "data_norm": (B, lB), "weights_bound": (A, lA), "n": (n, -ln)}
+        scale = _noise_scale(_ratio((2.0, A, B), (n, lambda_, eps)),
+                             math.log(2.0) + lA + lB - ln - llam - math.log(eps), d, terms,
+                             "2*weights_bound*data_norm/(n*lambda_*eps)")
         return Calibration(method="output", eps=eps, eps_eff=eps, penalty=0.0, lambda_=lambda_,
                            noise_scale=scale, status="ok", **common)
-    penalty = 2.0 * np.log1p(c * A * B * B / (n * lambda_))
+    # penalty 2 log(1 + q), q = cAB^2/(n lambda): log1p(q) = log(1 + e^log q) when q leaves range
+    q = _ratio((c, A, B, B), (n, lambda_))
+    if q is not None:
+        penalty = float(2.0 * np.log1p(q))
+    else:
+        penalty = 2.0 * log1p_exp(lc + lA + 2.0 * lB - ln - llam)
     eps_eff = eps - penalty
     if small_eps == "error":
         if eps_eff < 1e-4:
@@ -180,11 +261,39 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     elif eps_eff > 0:
         lam, status = lambda_, "ok"
     else:
-        lam = c * A * B * B / (n * np.expm1(eps / 4.0))
+        # lambda* = cAB^2/(n (e^{eps/4} - 1)), from 2 log(1 + cAB^2/(n lambda*)) = eps/2
+        em = float(np.expm1(eps / 4.0)) if eps < 2800.0 else math.inf
+        log_lam = lc + lA + 2.0 * lB - ln - log_expm1(eps, 4.0)
+        lam = _ratio((c, A, B, B), (n, em))
+        if lam is None:
+            lam = exp_or_raise(
+                log_lam, {"eps": (eps, -log_expm1(eps, 4.0)), "data_norm": (B, 2.0 * lB),
+                          "weights_bound": (A, lA), "curvature": (c, lc), "n": (n, -ln)},
+                "the adjusted lambda_ curvature*weights_bound*data_norm**2/(n*(exp(eps/4) - 1)) "
+                "that objective perturbation needs when eps <= its penalty", _ADVICE)
         eps_eff, status = eps / 2.0, "adjusted lambda"
+    # s = 2AB/eps', JMLR11 Algorithm 2 (eps' = eps - penalty, or eps/2 with the adjusted lambda)
+    if eps_eff > 0:
+        log_eff = math.log(eps_eff)
+    else:  # eps/2 underflowed (eps = 5e-324): its log is still log(eps) - log 2
+        log_eff = math.log(eps) - math.log(2.0)
+    terms = {"eps": (eps, -log_eff), "data_norm": (B, lB), "weights_bound": (A, lA)}
+    if status == "ok":
+        terms["lambda_"] = (lambda_, -log_eff)  # a larger lambda_ lowers the penalty
+    log_scale = math.log(2.0) + lA + lB - log_eff
+    formula = ("2*weights_bound*data_norm/eps' (eps' = eps - penalty, or eps/2 with an adjusted "
+               "lambda_)")
+    scale = _noise_scale(_ratio((2.0, A, B), (eps_eff,)) if eps_eff > 0 else None, log_scale, d,
+                         terms, formula)
+    # the noise enters every gradient as b/n, whose norm is below room * scale / n: the solver
+    # squares gradients, so it must stay below the gradient limit
+    room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)
+    terms["n"] = (n, -ln)
+    exp_or_raise(log_scale, terms, f"the noise scale {formula}, whose noise term b/n (norm up to "
+                 f"{room:.4g}*scale/n for d={d}) enters the gradients that the solver squares,",
+                 _ADVICE, log_limit=math.log(_GRADIENT_LIMIT) + ln - math.log(room))
     return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
-                       lambda_=float(lam), noise_scale=2.0 * A * B / eps_eff, status=status,
-                       **common)
+                       lambda_=float(lam), noise_scale=scale, status=status, **common)
 
 
 @dataclass(frozen=True)
@@ -235,20 +344,21 @@ def check_data_norm(X: np.ndarray, data_norm: float, clip: bool, *, name: str = 
     Rows above the bound are scaled onto the sphere of radius ``data_norm`` when ``clip`` is
     true (a copy of ``X`` is made only then); otherwise one :class:`PrivacyWarning` says how many
     rows exceed the bound and the largest norm. Returns ``(X, n_exceeding, n_clipped)``.
-    ``sq``: the squared row norms, when already computed.
+    ``sq``: the squared row norms, when already computed (e.g. by
+    :func:`~privatelr._validation.scan_rows`). Norms come from
+    :func:`~privatelr._validation.row_norms` and clipping from
+    :func:`~privatelr._validation.clip_rows`: rows whose squares overflow or underflow are
+    measured exactly, so a row of 1e155-sized values is clipped onto the sphere (not to zero).
     """
-    if sq is None:
-        sq = np.einsum("ij,ij->i", X, X)
-    limit = data_norm * data_norm * (1.0 + 1e-12)
-    over = sq > limit
+    norms = row_norms(X, sq)
+    over = norms > data_norm * (1.0 + 5e-13)
     k = int(over.sum())
     if k == 0:
         return X, 0, 0
-    largest = float(np.sqrt(sq.max()))
     if clip:
-        X = X.copy()
-        X[over] *= (data_norm / np.sqrt(sq[over]))[:, None]
+        X, _ = clip_rows(X, data_norm, norms=norms)
         return X, k, k
+    largest = float(norms.max())
     warnings.warn(f"{k} of {X.shape[0]} rows of {name} have L2 norm above data_norm={data_norm:g} "
                   f"(largest {largest:.4g}): the differential-privacy guarantee does not hold for "
                   "them. Pass clip=True to clip them into the ball, or rescale with a public bound.",
@@ -358,7 +468,10 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     if float(loss_obj.lipschitz) > 1.0:
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    _check_curvature(loss_obj)
     weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    check_gradient_scale(1.0 if weights is None else float(weights.max()),
+                         float(np.sqrt(sq.max())))
     rng = check_random_state(random_state)
     if not isinstance(allow_nonconverged, (bool, np.bool_)):
         raise TypeError(f"allow_nonconverged must be True or False, got {allow_nonconverged!r}")
@@ -379,6 +492,31 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                     cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
                     maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped,
                     allow_nonconverged=bool(allow_nonconverged))
+
+
+_HUBER_H_MIN = 1e-12
+
+
+def _check_curvature(loss_obj) -> None:
+    """The loss's curvature bound must be a finite positive number; a Huber ``h`` must resolve.
+
+    The Huber loss's quadratic band ``[1 - h, 1 + h]`` must be wide next to the rounding of the
+    margins (about 1e-16 relative): below ``h = 1e-12`` the loss is numerically the hinge loss,
+    the solver cannot reach the exact minimiser both guarantees need, and for ``h`` below about
+    2.8e-309 the curvature ``1/(2h)`` itself overflows.
+    """
+    c = float(loss_obj.curvature)
+    if isinstance(loss_obj, HuberLoss) and not loss_obj.h >= _HUBER_H_MIN:
+        what = ("its curvature 1/(2h) overflows double precision" if not math.isfinite(c) else
+                "its quadratic band [1 - h, 1 + h] is below the rounding of the margins (the "
+                "loss is numerically the hinge loss, and the solver cannot reach the exact "
+                "minimiser the privacy guarantee needs)")
+        raise ValueError(f"h={loss_obj.h!r} is too small for the Huber loss: {what}; use "
+                         f"h >= {_HUBER_H_MIN:g} (the C programs use h = 0.5)")
+    if c > 0 and math.isfinite(c):
+        return
+    raise ValueError(f"loss {loss_obj.name!r} declares curvature {c}; the calibration needs a "
+                     "finite positive bound on |l''|")
 
 
 def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_name: str,

@@ -16,11 +16,13 @@ that cannot hurt the guarantee).
 
 from __future__ import annotations
 
+import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
-from ._validation import check_int, check_real
+from ._validation import _LOG_FLOAT_MAX, check_int, check_real, exp_or_raise
 
 __all__ = ["check_random_state", "sphere_gamma_noise", "exponential_mechanism",
            "gaussian_fourier_features"]
@@ -64,6 +66,9 @@ def sphere_gamma_noise(d: int, scale: float, rng: np.random.Generator) -> np.nda
     (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Section 4, the sampling remark after
     Algorithm 1). The direction is a standard normal vector divided by its norm.
 
+    A scale so large that the radius could overflow (``log s + log(4 (d + 12 sqrt(d) + 80))``
+    beyond the largest double) raises ``ValueError`` before anything is drawn.
+
     Parameters
     ----------
     d : int
@@ -82,13 +87,21 @@ def sphere_gamma_noise(d: int, scale: float, rng: np.random.Generator) -> np.nda
     scale = check_real("scale", scale, low=0.0)
     if scale == 0.0:
         return np.zeros(d)
+    room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)  # radius > (d + 12 sqrt(d) + 80) s: p < 1e-19
+    if math.log(scale) + math.log(room) >= _LOG_FLOAT_MAX:
+        raise ValueError(f"scale={scale!r} is too large: the noise norm, Gamma(d={d}, scale), "
+                         "could overflow double precision; the calibration must give a smaller "
+                         "noise scale (larger eps or lambda_, smaller data_norm or weights_bound)")
     direction = rng.standard_normal(d)
     norm = np.linalg.norm(direction)
     while norm == 0.0:  # probability zero, but never divide by it
         direction = rng.standard_normal(d)
         norm = np.linalg.norm(direction)
     radius = rng.gamma(shape=d, scale=scale)
-    return direction * (radius / norm)
+    noise = direction * (radius / norm)
+    if not np.isfinite(noise).all():  # pragma: no cover - excluded by the check above
+        raise ValueError(f"the noise drawn with scale={scale!r} overflowed double precision")
+    return noise
 
 
 def exponential_mechanism(utility, eps: float, sensitivity: float, measure=None,
@@ -231,6 +244,97 @@ def _check_gaussian_args(sensitivity, eps, delta) -> tuple[float, float, float]:
     return sensitivity, eps, delta
 
 
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_SQRT_HALF_PI = math.sqrt(0.5 * math.pi)
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(12)  # Gauss-Legendre rule on [-1, 1]
+_SIGMA_ROOM = 64.0  # a normal draw never exceeds 64 standard deviations in double precision
+_LOG_DELTA_FLOOR = -1e300  # log delta below this is as good as -inf for every comparison
+
+
+def _to_float(value: Fraction) -> float:
+    """A non-negative rational as the nearest double (``inf`` beyond the largest one)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _mills(x: float) -> float:
+    r"""Mills' ratio :math:`R(x) = \Phi(-x)/\varphi(x)` for ``x >= 0`` (``sqrt(pi/2) erfcx(x/sqrt 2)``)."""
+    from scipy.special import erfcx
+
+    return _SQRT_HALF_PI * float(erfcx(x / math.sqrt(2.0)))
+
+
+def _log_delta_unit(s: Fraction, eps: float) -> float:
+    r""":math:`\log\delta(s)`, the privacy profile for sensitivity 1 and noise ``s`` (exact).
+
+    With :math:`a = 1/(2s)` and :math:`b = \varepsilon s` (so :math:`\varepsilon = 2ab`), the
+    profile of :func:`gaussian_delta` is :math:`\delta = \Phi(a - b) - e^\varepsilon\Phi(-a-b)`.
+    Two exact rewritings keep every digit at every scale:
+
+    * :math:`e^\varepsilon\Phi(-a-b) = e^{2ab}\varphi(a+b)R(a+b) = \varphi(a-b)R(a+b)` with
+      Mills' ratio :math:`R(x) = \Phi(-x)/\varphi(x)`, so for :math:`t = a - b < 0`,
+      :math:`\delta = \varphi(t)\,[R(-t) - R(a+b)]` and for :math:`t \ge 0`,
+      :math:`\delta = \mathrm{erf}(t/\sqrt2) + \varphi(t)[R(t) - R(a+b)]`: no :math:`e^\varepsilon`
+      is formed, whatever ε. ``t`` and ``a + b`` are computed exactly from the rationals ``s``
+      and ``eps`` and rounded once (for ε = 1e300, ``a`` and ``b`` agree to 150 digits and their
+      difference is what matters).
+    * For small ``a`` (``a <= 1/2``) and ``ε <= 1`` the two Φ terms nearly cancel; there
+      :math:`\Phi(a-b) - \Phi(-a-b) = \varphi(b)\int_{-a}^{a} e^{bu - u^2/2}du` and
+      :math:`(e^\varepsilon - 1)\Phi(-a-b) = \varphi(b)\,2\sinh(\varepsilon/2)e^{-a^2/2}R(a+b)`,
+      so :math:`\delta = \varphi(b)[2\int_0^a\cosh(bu)e^{-u^2/2}du -
+      2\sinh(\varepsilon/2)e^{-a^2/2}R(a+b)]`, the integral by a 12-point Gauss–Legendre rule
+      (its integrand varies by less than :math:`e^{1/2}` on the interval: exact to rounding).
+
+    Checked against 60- to 700-digit mpmath over ε in [5e-324, 1e300] and s in [1e-151, 1e300]:
+    relative error below 2e-13 wherever δ is a normal double.
+    """
+    a_q = 1 / (2 * s)
+    b_q = Fraction(eps) * s
+    a, b = _to_float(a_q), _to_float(b_q)
+    if a == math.inf:  # s -> 0: delta -> 1
+        return 0.0
+    if b == math.inf or a == 0.0:  # s -> inf, or delta < 2a phi(0) < 5e-324
+        return _LOG_DELTA_FLOOR
+    if a <= 0.5 and eps <= 1.0:
+        if b > 40.0:  # delta < phi(40): far below every delta of interest; keep it monotone
+            return -0.5 * b * b - _LOG_SQRT_2PI + math.log(2.0 * a) - 2.0 * math.log(b)
+        u = 0.5 * a * (_GL_X + 1.0)
+        integral = a * float(_GL_W @ (np.cosh(b * u) * np.exp(-0.5 * u * u)))
+        bracket = integral - 2.0 * math.sinh(0.5 * eps) * math.exp(-0.5 * a * a) * _mills(a + b)
+        return -0.5 * b * b - _LOG_SQRT_2PI + math.log(bracket)
+    t = _to_float(abs(a_q - b_q))
+    w = _to_float(a_q + b_q)
+    if a_q < b_q:  # t < 0
+        diff = _mills(t) - _mills(w)
+        if not diff > 0.0:  # R(-t) and R(a+b) equal to rounding: delta < phi(40) anyway
+            diff = _mills(t)
+        return max(-0.5 * t * t - _LOG_SQRT_2PI + math.log(diff), _LOG_DELTA_FLOOR)
+    from scipy.special import erf
+
+    value = float(erf(t / math.sqrt(2.0))) + math.exp(-0.5 * t * t - _LOG_SQRT_2PI) * (
+        _mills(t) - _mills(w))
+    return math.log(value)
+
+
+def _exp_fraction(log_s: float) -> Fraction:
+    """``exp(log_s)`` as an exact rational, for any ``log_s`` (also beyond the double range)."""
+    k = math.floor(log_s / math.log(2.0))
+    m = Fraction(math.exp(log_s - k * math.log(2.0)))
+    return m * 2 ** k if k >= 0 else m / 2 ** (-k)
+
+
+_PROFILE_MARGIN = 1e-11  # relative; the profile is evaluated to about 2e-13 relative
+
+
+def _meets(log_profile: float, delta: float, log_delta: float) -> bool:
+    """``delta(sigma) <= delta (1 - 1e-11)`` both in logs and as :func:`gaussian_delta` reports
+    it: the margin is 50 times the evaluation error, so the true profile is <= delta."""
+    return (log_profile <= log_delta - _PROFILE_MARGIN
+            and min(1.0, math.exp(log_profile)) <= delta * (1.0 - _PROFILE_MARGIN))
+
+
 def gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
     r"""The exact privacy profile :math:`\delta(\varepsilon)` of the Gaussian mechanism.
 
@@ -253,9 +357,9 @@ def gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
     \Phi(t/\sigma)` and :math:`Q(S) = \Phi((t - \Delta)/\sigma)` are the two Φ terms. The
     left-hand side (returned here) is that divergence.
 
-    Computed in log space, ``exp(l1) * -expm1(eps + l2 - l1)`` with ``l1, l2`` the two
-    ``log_ndtr`` values, so that neither ``e^ε`` overflows nor the difference of two small
-    probabilities loses its relative precision.
+    It depends on :math:`s = \sigma/\Delta` only, taken exactly (as a rational), and is evaluated
+    without forming :math:`e^\varepsilon` and without cancellation, accurate to about 1e-13
+    relative for every ε from 5e-324 to 1e308 (:func:`_log_delta_unit` gives the rewriting).
 
     Parameters
     ----------
@@ -264,7 +368,7 @@ def gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
     sensitivity : float
         L2 sensitivity Δ (> 0).
     eps : float
-        ε (> 0).
+        ε (>= 0).
 
     Returns
     -------
@@ -276,23 +380,29 @@ def gaussian_delta(sigma: float, sensitivity: float, eps: float) -> float:
     >>> round(gaussian_delta(1.0, 1.0, 1.0), 6)
     0.126937
     """
-    from scipy.special import log_ndtr
-
     sigma = check_real("sigma", sigma, low=0.0, low_open=True)
     sensitivity = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     eps = check_real("eps", eps, low=0.0)
-    return _gaussian_delta_unit(sigma / sensitivity, eps, log_ndtr)
+    return min(1.0, math.exp(_log_delta_unit(Fraction(sigma) / Fraction(sensitivity), eps)))
 
 
-def _gaussian_delta_unit(s: float, eps: float, log_ndtr) -> float:
-    """Privacy profile for sensitivity 1 and noise ``s`` (it depends on ``sigma/Δ`` only)."""
-    a, b = 0.5 / s, eps * s
-    l1 = float(log_ndtr(a - b))
-    l2 = float(log_ndtr(-a - b))
-    gap = eps + l2 - l1  # log of the ratio of the two terms, < 0 for s > 0
-    if gap >= 0.0:  # only through rounding when s is astronomically large
-        return 0.0
-    return float(np.exp(l1) * -np.expm1(gap))
+def _sigma_terms(sensitivity: float, eps: float, delta: float) -> dict:
+    """The arguments' shares of log σ, to name the one that drives σ out of range."""
+    return {"sensitivity": (sensitivity, math.log(sensitivity)), "eps": (eps, -math.log(eps)),
+            "delta": (delta, -math.log(delta))}
+
+
+_SIGMA_ADVICE = {"sensitivity": ("use a smaller sensitivity (rescale the query by a public "
+                                 "constant)", "use a larger sensitivity"),
+                 "eps": ("increase eps", "decrease eps"),
+                 "delta": ("increase delta", "decrease delta")}
+
+
+def _checked_sigma(log_sigma: float, sensitivity: float, eps: float, delta: float,
+                   formula: str) -> None:
+    """Refuse a σ that underflows to 0 or whose noise could overflow (64 σ must be finite)."""
+    exp_or_raise(log_sigma, _sigma_terms(sensitivity, eps, delta), f"the Gaussian sigma {formula}",
+                 _SIGMA_ADVICE, log_limit=_LOG_FLOAT_MAX - math.log(_SIGMA_ROOM))
 
 
 def gaussian_sigma_classic(sensitivity: float, eps: float, delta: float) -> float:
@@ -303,6 +413,11 @@ def gaussian_sigma_classic(sensitivity: float, eps: float, delta: float) -> floa
     Roth, *The Algorithmic Foundations of Differential Privacy*, 2014, Theorem 3.22 / A.1). The
     proof bounds the privacy loss tail with :math:`\varepsilon < 1`; for larger ε the formula is
     not a theorem (use :func:`gaussian_sigma_analytic`), so ``eps >= 1`` raises.
+
+    The formula is evaluated as written, or from logarithms
+    (:math:`\log\sigma = \log\Delta + \frac12\log(2(\ln 1.25 - \ln\delta)) - \log\varepsilon`)
+    when ``1.25/delta`` overflows; a σ that underflows to 0 or whose draws could overflow
+    (:math:`64\sigma` beyond the largest double) raises ``ValueError`` naming the argument.
 
     Parameters
     ----------
@@ -322,7 +437,14 @@ def gaussian_sigma_classic(sensitivity: float, eps: float, delta: float) -> floa
     if eps >= 1.0:
         raise ValueError(f"eps={eps} >= 1: the classic Gaussian mechanism is only proved for eps < 1; "
                          "use mechanism='analytic' (Balle & Wang 2018), valid for every eps > 0")
-    return sensitivity * float(np.sqrt(2.0 * np.log(1.25 / delta))) / eps
+    log_sigma = (math.log(sensitivity) + 0.5 * math.log(2.0 * (math.log(1.25) - math.log(delta)))
+                 - math.log(eps))
+    _checked_sigma(log_sigma, sensitivity, eps, delta, "sensitivity*sqrt(2 log(1.25/delta))/eps")
+    ratio = 1.25 / delta
+    sigma = sensitivity * float(np.sqrt(2.0 * np.log(ratio))) / eps if ratio < math.inf else 0.0
+    if not (0.0 < sigma < math.inf and abs(math.log(sigma) - log_sigma) < 1e-12):
+        sigma = math.exp(log_sigma)  # an intermediate over- or underflowed: the log is exact
+    return sigma
 
 
 def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> float:
@@ -334,12 +456,17 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
     add independent noise), from 1 as :math:`\sigma \to 0` to 0 as :math:`\sigma \to \infty`, so
     the smallest admissible σ is the unique root of :math:`\delta(\sigma) = \delta` — the
     calibration of Balle & Wang's Algorithm 1, here solved directly with Brent's method on
-    :math:`\log(\sigma/\Delta)` (the profile depends on σ/Δ only) and
-    :math:`\log\delta(\sigma) - \log\delta` as the function, bracketed by doubling/halving from
-    the classic value. Brent's tolerances (``xtol = 1e-15`` on log σ, ``rtol`` at machine
-    precision) put :math:`\delta(\sigma)` within about 1e-13 relative of δ; the returned σ is
-    then nudged up one ulp at a time until :math:`\delta(\sigma) \le \delta` holds in floating
-    point, so the guarantee is never claimed for a σ that misses it by rounding.
+    :math:`L = \log(\sigma/\Delta)` (the profile depends on σ/Δ only) and
+    :math:`\log\delta(\sigma) - \log\delta` as the function. The bracket grows from a first
+    guess (the classic value, or :math:`0.4/\delta`, the small-ε limit, if smaller) to at most
+    :math:`|L| \le 1000`, where the sign is certain for every admissible ε and δ; the profile is
+    evaluated in log space by :func:`_log_delta_unit`, exact to about 1e-13 relative from
+    ε = 5e-324 to 1e308. The root is taken for :math:`\delta(1 - 10^{-11})` (50 times the
+    evaluation error) and σ is then nudged up, one ulp and then doubling steps, until the
+    evaluated :math:`\delta(\sigma) \le \delta(1 - 10^{-11})` holds for the exact ratio σ/Δ, so
+    the guarantee is never claimed for a σ that misses it by rounding; σ is larger than the
+    exact smallest one by a relative 1e-11 or less. A σ that underflows to 0 or whose draws
+    could overflow (64 σ beyond the largest double) raises ``ValueError`` naming the argument.
 
     Valid for every ε > 0, and for ε < 1 it is below :func:`gaussian_sigma_classic` (the classic
     bound is a sufficient, not necessary, condition).
@@ -362,37 +489,33 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
     True
     """
     import scipy.optimize
-    from scipy.special import log_ndtr
 
     sensitivity, eps, delta = _check_gaussian_args(sensitivity, eps, delta)
-    log_delta = float(np.log(delta))
+    log_delta = math.log(delta)
 
     def h(log_s: float) -> float:
-        p = _gaussian_delta_unit(float(np.exp(log_s)), eps, log_ndtr)
-        return (float(np.log(p)) if p > 0.0 else -800.0) - log_delta
+        return _log_delta_unit(_exp_fraction(log_s), eps) - (log_delta - _PROFILE_MARGIN)
 
-    # Bracket around the classic formula's value (a sensible scale for every eps).
-    guess = float(np.log(np.sqrt(2.0 * np.log(1.25 / delta)) / eps))
-    lo = hi = guess
-    for _ in range(2000):
-        if h(lo) > 0.0:
-            break
-        lo -= np.log(2.0)
-    for _ in range(2000):
-        if h(hi) < 0.0:
-            break
-        hi += np.log(2.0)
-    if not (h(lo) > 0.0 > h(hi)):  # pragma: no cover - the profile is monotone from 1 to 0
-        raise RuntimeError(f"could not bracket the analytic Gaussian sigma for eps={eps}, "
-                           f"delta={delta}")
+    # first guess: the classic value, or the small-eps limit s = 0.4/delta if that is smaller
+    guess = min(0.5 * math.log(2.0 * (math.log(1.25) - log_delta)) - math.log(eps),
+                math.log(0.4) - log_delta)
+    guess = min(max(guess, -999.0), 999.0)
+    lo, hi, step = guess - 1.0, guess + 1.0, 1.0
+    while h(lo) <= 0.0 and lo > -1000.0:  # delta(s) <= delta already: move left
+        hi, lo, step = lo, max(lo - 2.0 * step, -1000.0), 2.0 * step
+    step = 1.0
+    while h(hi) >= 0.0 and hi < 1000.0:  # delta(s) >= delta still: move right
+        lo, hi, step = hi, min(hi + 2.0 * step, 1000.0), 2.0 * step
     root = scipy.optimize.brentq(h, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
                                  maxiter=500)
-    s = float(np.exp(root))
-    sigma = sensitivity * s
-    for _ in range(64):  # nudge up so that the inequality holds in floating point
-        if _gaussian_delta_unit(sigma / sensitivity, eps, log_ndtr) <= delta:
-            break
-        sigma = float(np.nextafter(sigma, np.inf))
+    _checked_sigma(math.log(sensitivity) + root, sensitivity, eps, delta,
+                   "(the root of delta(sigma) = delta, Balle & Wang 2018)")
+    sigma = _to_float(Fraction(sensitivity) * _exp_fraction(root))
+    exact_delta = Fraction(sensitivity)
+    ulps = 1
+    while not _meets(_log_delta_unit(Fraction(sigma) / exact_delta, eps), delta, log_delta):
+        sigma = float(sigma + ulps * (np.nextafter(sigma, math.inf) - sigma))  # nudge up
+        ulps *= 2
     return sigma
 
 
@@ -436,6 +559,9 @@ def gaussian_noise(d: int, sigma: float, random_state=None) -> np.ndarray:
     rng = check_random_state(random_state)
     if sigma == 0.0:
         return np.zeros(d)
+    if math.log(sigma) + math.log(_SIGMA_ROOM) >= _LOG_FLOAT_MAX:
+        raise ValueError(f"sigma={sigma!r} is too large: normal draws of that scale could overflow "
+                         f"double precision (sigma must be below {math.exp(_LOG_FLOAT_MAX) / _SIGMA_ROOM:.3g})")
     return rng.normal(0.0, sigma, size=d)
 
 

@@ -69,6 +69,10 @@ def default_lambda(n: int, eps: float, design_norm: float = 1.0, curvature: floa
 
     The smallest λ whose objective-perturbation penalty :math:`2\log(1 + cB^2/(n\lambda))`
     equals ``eps/10`` (PrivateLR's ``dplr`` with ``B = 1``); 0.001 when ``eps`` is 0 or inf.
+    That is :math:`\lambda = cB^2/(n(e^{\varepsilon/20} - 1))`, computed as written when every
+    intermediate is a normal double, else from its logarithm; a λ beyond the double range
+    raises ``ValueError`` naming ``eps`` or ``data_norm`` (``B`` is the design bound derived
+    from it).
 
     Examples
     --------
@@ -77,7 +81,29 @@ def default_lambda(n: int, eps: float, design_norm: float = 1.0, curvature: floa
     """
     if eps == 0 or np.isinf(eps):
         return 0.001
-    return float(curvature * design_norm ** 2 / (n * np.expm1(eps / 20.0)))
+    import math
+
+    from ._validation import _TINY, exp_or_raise, log_expm1
+
+    em = math.expm1(eps / 20.0) if eps < 14000.0 else math.inf
+    num = curvature * design_norm ** 2 if design_norm < 1e150 else math.inf
+    if _TINY <= em < math.inf and _TINY <= num < math.inf:
+        lam = float(num / (n * em))
+        if 0.0 < lam < math.inf:
+            return lam
+    log_em = log_expm1(eps, 20.0)
+    terms = {"eps": (eps, -log_em), "data_norm": (design_norm, 2.0 * math.log(design_norm)),
+             "n": (n, -math.log(n)), "curvature": (curvature, math.log(curvature))}
+    return exp_or_raise(
+        sum(v[1] for v in terms.values()), terms,
+        "the default lambda_ curvature*B**2/(n*(exp(eps/20) - 1)) (B: the design's norm bound "
+        "from data_norm; the smallest lambda_ whose privacy penalty is eps/10)",
+        {"eps": ("increase eps, or pass lambda_ explicitly",
+                 "pass lambda_ explicitly (e.g. lambda_=0.001), or eps=inf for a non-private fit"),
+         "data_norm": ("rescale X by a public constant so that data_norm is nearer 1, or pass "
+                       "lambda_ explicitly", "rescale X by a public constant so that data_norm "
+                       "is nearer 1, or pass lambda_ explicitly"),
+         "n": ("", "pass lambda_ explicitly"), "curvature": ("", "pass lambda_ explicitly")})
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):

@@ -485,6 +485,36 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     y01 = (as_pm1_labels("y", y, n) + 1.0) * 0.5
     eps, delta = _check_release_args(eps, delta, mechanism, clip)
     w, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    # Numeric range: the exact dot product lies in [0, A] and its noise within 40 sigma, where
+    # sigma = sensitivity * s with sensitivity A sqrt(k)/N and s the sigma per unit sensitivity
+    # (it depends on eps and delta only); a record refuses entries above _VALUE_MAX. Checked on
+    # the public arguments, before the labels are used.
+    if A > _VALUE_MAX:
+        raise ValueError(f"weights_bound={A!r} is above {_VALUE_MAX:g}: releases scaled by it are "
+                         "beyond what a WALR record accepts; rescale the weights and "
+                         "weights_bound by a public constant")
+    if not A * math.sqrt(k) / n > 0.0:
+        raise ValueError(f"weights_bound={A!r} makes the label sensitivity weights_bound*sqrt(k)/N "
+                         "underflow to 0 in double precision; rescale the weights and "
+                         "weights_bound by a public constant")
+    if not math.isinf(eps):
+        from .mechanisms import gaussian_sigma as sigma_of  # (the body's may be patched in audits)
+
+        unit = sigma_of(1.0, eps, delta, mechanism)  # names eps/delta if out of range
+        log_sens = math.log(A) + 0.5 * math.log(k) - math.log(n)
+        log_sigma = log_sens + math.log(unit)
+        if log_sigma < -744.0 or math.log(A + _NOISE_REACH * math.exp(min(log_sigma, 700.0))) > \
+                math.log(_VALUE_MAX):
+            names = [f"weights_bound={A!r}", f"eps={eps!r}", f"delta={delta!r}"]
+            if math.log(unit) > log_sens:  # eps and delta drive sigma more than the bound
+                names = names[1:] + names[:1]
+            raise ValueError(
+                f"{names[0]} (with {names[1]}, {names[2]}) makes the Gaussian noise sigma = "
+                f"weights_bound*sqrt(k)/N * {unit:.4g} about 1e{log_sigma / math.log(10.0):+.0f}: "
+                f"{'it underflows to 0' if log_sigma < -744.0 else 'the release could exceed '}"
+                f"{'' if log_sigma < -744.0 else format(_VALUE_MAX, 'g')}, beyond what a WALR "
+                "record accepts; increase eps or delta, or rescale the weights and weights_bound "
+                "by a public constant")
     lo, hi = float(X.min()), float(X.max())
     if lo < 0.0 or hi > 1.0:
         if not clip:

@@ -1,0 +1,129 @@
+"""Same data, seed and arguments: bit-identical results for every number of threads.
+
+A pass splits the rows into chunks fixed by n and d only, each chunk yields its own partial sum
+and the partials are added in chunk order on the calling thread (privatelr._threads), so the
+association of every floating-point sum is the same whether one thread or four computed the
+chunks. ``PRIVATELR_NUM_THREADS`` is read by ``_threads.workers()`` at every pass, so setting it
+with monkeypatch changes the worker count of the next pass. X is 70,000 x 30 doubles (16.8 MB),
+above ``PARALLEL_MIN_BYTES`` (16 MiB): the passes without a Hessian really run threaded (a spy
+on ``map_chunks`` checks it). The number of BLAS threads (the core count's other effect) is
+varied too, with threadpoolctl.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privatelr import _threads, erm, objective
+from privatelr._validation import scan_rows
+from privatelr.losses import HuberLoss, LogisticLoss
+from privatelr.objective import ERMObjective
+
+N, D = 70_000, 30
+THREADS = ("1", "2", "3", "4")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((N, D)) / np.sqrt(2 * D)
+    X[:, 0] = 0.5
+    y = (rng.uniform(size=N) < 1 / (1 + np.exp(-X @ np.linspace(-4, 4, D)))).astype(int)
+    a = rng.uniform(0.0, 2.0, N)
+    assert X.nbytes >= _threads.PARALLEL_MIN_BYTES
+    return X, y, a
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Record (parallel, workers) of every objective pass that could be threaded."""
+    calls = []
+    real = objective.map_chunks
+
+    def recording(*args, **kwargs):
+        parallel = args[2] if len(args) > 2 else kwargs.get("parallel", True)
+        calls.append((parallel, _threads.workers()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(objective, "map_chunks", recording)
+    return calls
+
+
+FITS = {
+    "objective, weights, newton": dict(method="objective", weights_bound=2.0),
+    "output, weights, newton": dict(method="output", weights_bound=2.0),
+    "objective, huber": dict(method="objective", loss="huber", h=0.3),
+    "output, lbfgs": dict(method="output", solver="lbfgs", gtol=1e-7),
+}
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_fit_is_bit_identical_for_every_thread_count(monkeypatch, data, spy, name):
+    X, y, a = data
+    kw = dict(FITS[name])
+    if "weights_bound" in kw:
+        kw["weights"] = a
+    coefs = {}
+    for threads in THREADS:
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        spy.clear()
+        res = erm.fit(X, y, lambda_=1e-3, eps=1.0, clip=True, random_state=5, **kw)
+        assert res.convergence == 0
+        coefs[threads] = res.coef
+        threaded = [c for c in spy if c[0] and c[1] > 1]
+        assert bool(threaded) == (threads != "1"), spy  # the passes really used the threads
+    for threads in THREADS[1:]:
+        assert np.array_equal(coefs[threads], coefs["1"]), (threads, coefs[threads] - coefs["1"])
+
+
+def test_passes_are_bit_identical_for_every_thread_count(monkeypatch, data):
+    X, y, a = data
+    ys = np.where(y == 1, 1.0, -1.0)
+    w, p = np.linspace(-1, 1, D), np.cos(np.arange(D))
+    out = {}
+    for threads in THREADS:
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        for loss, weights in ((LogisticLoss(), a), (HuberLoss(0.2), None)):
+            obj = ERMObjective(X, ys, loss, 1e-3, noise=np.linspace(-1, 1, D), weights=weights)
+            f, g, _ = obj.evaluate(w, False)
+            phi = obj.line(w, p, False)
+            f2, g2, _ = obj.evaluate(w + p, False)  # prepared by the threaded line pass
+            out.setdefault(threads, []).append((f, g, phi(0.3), f2, g2))
+    for threads in THREADS[1:]:
+        for got, want in zip(out[threads], out["1"]):
+            assert got[0] == want[0] and got[2] == want[2] and got[3] == want[3]
+            assert np.array_equal(got[1], want[1]) and np.array_equal(got[4], want[4])
+
+
+def test_scan_rows_is_bit_identical_for_every_thread_count(monkeypatch, data):
+    X = data[0]
+    ref = None
+    for threads in THREADS:
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        sq = scan_rows("X", X)
+        ref = sq if ref is None else ref
+        assert np.array_equal(sq, ref)
+    assert np.array_equal(ref, np.einsum("ij,ij->i", X, X))
+
+
+def test_fit_is_bit_identical_for_every_blas_thread_count(monkeypatch, data):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X, y, a = data
+    monkeypatch.setenv("PRIVATELR_NUM_THREADS", "2")
+    coefs = []
+    for blas in (1, 2, 4):
+        with threadpoolctl.threadpool_limits(limits=blas, user_api="blas"):
+            coefs.append(erm.fit(X, y, lambda_=1e-3, eps=1.0, clip=True, weights=a,
+                                 weights_bound=2.0, random_state=5).coef)
+    assert np.array_equal(coefs[0], coefs[1]) and np.array_equal(coefs[0], coefs[2])
+
+
+def test_chunk_results_come_back_in_chunk_order(monkeypatch):
+    monkeypatch.setenv("PRIVATELR_NUM_THREADS", "3")
+    assert _threads.map_chunks(10, lambda k: k * k) == [k * k for k in range(10)]
+    parts = [np.full(2, 0.1 * k) for k in range(7)]
+    total = np.zeros(2)
+    for p in parts:
+        total += p
+    assert np.array_equal(_threads.sum_in_order(parts), total)
