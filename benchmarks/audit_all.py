@@ -186,7 +186,7 @@ def dplr_cases() -> list[AuditCase]:
 def walr_case() -> AuditCase:
     from privatelr import noisy_dot_product
 
-    walr_module = importlib.import_module("privatelr.walr")  # privatelr.walr is the function
+    walr_module = importlib.import_module("privatelr.label_dp")  # the WALR module
     X = np.array([[1.0, 0.9], [1.0, 0.5], [1.0, 0.1], [1.0, 0.3], [1.0, 0.8]])
     y = np.array([1, 1, 0, 0, 1])
     yp = y.copy()

@@ -9,6 +9,12 @@ tune_classification_model, dplr_tune       private hyperparameter selection
 noisy_dot_product, walr_fit, walr          WALR label-private training
 PrivacyAccountant, audit                   budget accounting and empirical privacy audits
 load_model                                 saved models (``DPLR.to_json``)
+
+Data flow (one pipeline for every backend): declarations → schema (:mod:`privatelr.design`) →
+rows (:mod:`privatelr.rows`, :mod:`privatelr.backends`) → calibration
+(:mod:`privatelr.calibration`) → release (:mod:`privatelr.erm`, :mod:`privatelr.mechanisms`) →
+result (:mod:`privatelr.results`) → predict / summary / save (:mod:`privatelr.report`,
+:mod:`privatelr.persist`).
 """
 
 from __future__ import annotations
@@ -19,15 +25,17 @@ from . import datasets, erm, experiments, losses, mechanisms, solver
 from .report import c_index
 from .report import plots as plot
 from .accountant import PrivacyAccountant
-from .audit import audit
+from ._dplr import dplr
+from .auditing import audit
+from .calibration import default_lambda
 from .design import scaled
-from .dplr import DPLR, dplr, predict, summary
+from .results import DPLR, ERMResult, WALRResult, predict, summary
 from .exceptions import BudgetExceededError, PrivacyWarning
 from .mechanisms import exponential_mechanism
 from .models import SVMDP, LogisticRegressionDP
 from .persist import load_model
 from .tuning import dplr_tune, tune_classification_model
-from .walr import NoisyDotProduct, WALRResult, noisy_dot_product, walr, walr_fit
+from .label_dp import NoisyDotProduct, noisy_dot_product, walr, walr_fit
 
 try:
     __version__ = _version("privatelr")
@@ -38,7 +46,8 @@ __all__ = [
     # the dplr front end
     "DPLR", "dplr", "predict", "summary", "scaled",
     # engine and mechanisms
-    "erm", "losses", "mechanisms", "solver", "exponential_mechanism",
+    "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
+    "exponential_mechanism",
     # DPpack-style models and tuning
     "LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
     # WALR

@@ -15,9 +15,9 @@ from ._threads import PARALLEL_MIN_BYTES, map_chunks
 
 _HUGE = 1e150  # beyond this, x @ x overflows for a handful of columns
 _SQ_SAFE = (1e-280, 1e300)  # squared row norms in this range are exact enough as computed
-_FLOAT_MAX = float(np.finfo(np.float64).max)
-_TINY = float(np.finfo(np.float64).tiny)  # smallest normal double, 2.2e-308
-_LOG_FLOAT_MAX = math.log(_FLOAT_MAX)
+FLOAT_MAX = float(np.finfo(np.float64).max)
+TINY = float(np.finfo(np.float64).tiny)  # smallest normal double, 2.2e-308
+LOG_FLOAT_MAX = math.log(FLOAT_MAX)
 _LN10 = math.log(10.0)
 
 
@@ -100,7 +100,7 @@ def magnitude_error(name: str, max_abs: float) -> ValueError:
                       f"(|values| <= {_HUGE:.0e} are accepted)")
 
 
-_GRADIENT_LIMIT = 1e153  # the solver forms products of two gradients: they must stay finite
+GRADIENT_LIMIT = 1e153  # the solver forms products of two gradients: they must stay finite
 
 
 def check_gradient_scale(max_weight: float, max_norm: float) -> None:
@@ -110,20 +110,20 @@ def check_gradient_scale(max_weight: float, max_norm: float) -> None:
     stay below about 1e154; the data term's gradient is at most the largest weight times the
     largest row norm. The one rule for every backend (in memory and Dask), with one message.
     """
-    if max_weight * max_norm > _GRADIENT_LIMIT:
+    if max_weight * max_norm > GRADIENT_LIMIT:
         raise ValueError(f"weights up to {max_weight:.3g} on rows of norm up to {max_norm:.3g} make "
                          f"loss gradients as large as {max_weight * max_norm:.3g}, and the solver "
-                         f"squares gradients (limit {_GRADIENT_LIMIT:.0e}); rescale the weights "
+                         f"squares gradients (limit {GRADIENT_LIMIT:.0e}); rescale the weights "
                          "and weights_bound (or the columns of X) by a public constant")
 
 
-def _check_finite(name: str, arr: np.ndarray) -> None:
+def _check_finite(name: str, arr: np.ndarray, magnitude: bool = True) -> None:
     # two allocation-free passes (max/min propagate NaN) instead of an n-by-d boolean mask
     hi, lo = float(arr.max()), float(arr.min())
     if not (np.isfinite(hi) and np.isfinite(lo)):
         bad = int((~np.isfinite(arr)).any(axis=1).sum())
         raise ValueError(f"{name} contains NaN or infinite values in {bad} row(s); remove or impute them")
-    if too_large(max(abs(hi), abs(lo))):
+    if magnitude and too_large(max(abs(hi), abs(lo))):
         raise magnitude_error(name, max(abs(hi), abs(lo)))
 
 
@@ -132,7 +132,8 @@ def _chunk_rows(n: int, d: int, chunk_bytes: int) -> int:
     return max(256, chunk_bytes // (8 * max(d, 1)))
 
 
-def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.ndarray:
+def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
+              magnitude: bool = True) -> np.ndarray:
     """Squared row norms of a C-ordered float64 matrix, with the finiteness check of
     :func:`as_float_matrix` folded into the same pass.
 
@@ -158,7 +159,7 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20) -> np.n
 
     map_chunks(-(-n // step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
-        _check_finite(name, X)
+        _check_finite(name, X, magnitude)       # magnitude=False: the caller clips huge rows
     return sq
 
 
@@ -219,9 +220,9 @@ def clip_rows(X: np.ndarray, bound: float, *, norms: np.ndarray | None = None
     (array([[0.6, 0.8],
            [0.3, 0.4]]), 1)
     """
-    if not bound >= _TINY:
+    if not bound >= TINY:
         raise ValueError(f"data_norm (the clipping bound) = {bound!r} is below the smallest normal "
-                         f"double ({_TINY:.4g}): rows cannot be scaled onto so small a sphere "
+                         f"double ({TINY:.4g}): rows cannot be scaled onto so small a sphere "
                          "accurately; rescale X by a public constant so that data_norm is nearer 1")
     if norms is None:
         norms = row_norms(X)
@@ -232,7 +233,7 @@ def clip_rows(X: np.ndarray, bound: float, *, norms: np.ndarray | None = None
     X = X.copy() if X.dtype.kind == "f" else X.astype(np.float64)
     idx = np.flatnonzero(over)
     factor = bound / norms[idx]
-    plain = (factor >= _TINY) & np.isfinite(factor)
+    plain = (factor >= TINY) & np.isfinite(factor)
     X[idx[plain]] *= factor[plain][:, None]
     rest = idx[~plain]  # 1e155-sized rows with a small bound, any row with a subnormal bound
     if rest.size:
@@ -277,7 +278,7 @@ def log_expm1(x: float, divisor: float = 1.0) -> float:
 
 
 def exp_or_raise(log_value: float, terms: dict, quantity: str, advice: dict, *,
-                 zero_ok: bool = False, log_limit: float = _LOG_FLOAT_MAX) -> float:
+                 zero_ok: bool = False, log_limit: float = LOG_FLOAT_MAX) -> float:
     """``exp(log_value)``, or a ``ValueError`` naming the argument that drives it out of range.
 
     ``terms`` maps each argument's name to ``(value, contribution)``, its additive share of

@@ -65,17 +65,17 @@ def _cms_simple(args, *, svm: bool) -> int:
     from .cformat import read_cformat
     from .mechanisms import check_random_state
 
-    data = read_cformat(sys.stdin if args.file == "-" else args.file, svm=svm)
+    data = read_cformat(sys.stdin if args.file == "-" else args.file, svm=svm, warn_norm=False)
     loss = "huber" if svm else "logistic"
     h = data.h if svm else 0.5
-    common = dict(lambda_=data.lambda_, loss=loss, h=h, data_norm=1.0, solver=args.solver)
+    common = dict(lambda_=data.lambda_, loss=loss, h=h, data_norm=1.0, solver=args.solver,
+                  clip=args.clip)
     rng = check_random_state(args.seed)
-    # read_cformat already issued the PrivacyWarning for rows outside the unit ball.
+    # rows outside the unit ball: clipped with --clip, otherwise the private fits refuse
     nonpriv = erm.fit(data.X, data.y, eps=0.0, **common)
-    output = erm.fit(data.X, data.y, eps=data.eps, method="output", random_state=rng,
-                     norm_check=False, **common)
+    output = erm.fit(data.X, data.y, eps=data.eps, method="output", random_state=rng, **common)
     objective = erm.fit(data.X, data.y, eps=data.eps, method="objective", small_eps="error",
-                        random_state=rng, norm_check=False, **common)
+                        random_state=rng, **common)
     lines = [_format_line(r.coef, r.convergence) for r in (nonpriv, output, objective)]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
@@ -107,6 +107,9 @@ def _add_cms_parser(sub, name: str, svm: bool) -> None:
     p.add_argument("file", help="input file in the C programs' ASCII format ('-' = stdin)")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed for the noise (default: OS entropy)")
+    p.add_argument("--clip", action="store_true",
+                   help="clip rows of norm above 1 onto the unit sphere (without it the "
+                        "private fits refuse such rows: the guarantee needs ||x|| <= 1)")
     p.add_argument("--solver", choices=["auto", "newton", "lbfgs"], default="auto",
                    help="optimiser (default: auto; the C programs used L-BFGS)")
     p.set_defaults(func=_svmsimple if svm else _lrsimple)
@@ -535,7 +538,7 @@ def _load_model(path: str):
 
 
 def _fit(args) -> int:
-    from .dplr import dplr
+    from ._dplr import dplr
     from .persist import save_model
 
     _check_option("--lambda", args.lambda_, above=0, strict=True)

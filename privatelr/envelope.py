@@ -1,18 +1,177 @@
-"""Writing privatelr's files safely.
+"""privatelr's saved-file format, and writing files safely: the one home of both.
 
-For now this module holds one helper, :func:`atomic_write`: every file privatelr writes (saved
-models, the command line's predictions) goes through it, so that an interrupted or failed write
-never leaves a truncated file behind and never touches any file other than its destination.
+**The envelope.** Every file privatelr saves (a fitted ``dplr`` model, a WALR release) is one
+JSON object::
+
+    {"format": "<kind>", "format_version": <int>, "package_version": "...",
+     ... the body ...,
+     "sha256": "<checksum of the canonical JSON of everything else>"}
+
+written as strict JSON (a non-finite float is ``{"$float": "NaN"}``, ``"Infinity"`` or
+``"-Infinity"``; every finite float in its shortest round-trip form, so values come back bit for
+bit). :func:`loads` checks, in order: valid JSON (deep nesting and duplicate keys refused),
+``format``, ``format_version`` (a newer file names both versions; an older one says why it
+cannot be read), then the checksum (``verify=False`` skips it for a hand-edited file). The
+body's own fields are validated by the class that reads it. Every failure is a ``ValueError``
+starting with ``corrupted <kind> file``, or naming the version.
+
+**Writing.** :func:`atomic_write`: every file privatelr writes (saved models, the command line's
+predictions) goes through it, so that an interrupted or failed write never leaves a truncated
+file behind and never touches any file other than its destination.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import math
 import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "dumps", "loads", "read_text", "write_text", "encode"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the format
+# ---------------------------------------------------------------------------------------------
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def encode(obj):
+    """``obj`` as strict-JSON data: tuples and arrays as lists, NumPy scalars as Python numbers,
+    non-finite floats as ``{"$float": ...}`` markers."""
+    if isinstance(obj, dict):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if hasattr(obj, "tolist") and hasattr(obj, "dtype"):        # NumPy array or scalar
+        return encode(obj.tolist())
+    if isinstance(obj, bool):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return {"$float": "NaN"}
+        if math.isinf(obj):
+            return {"$float": "Infinity" if obj > 0 else "-Infinity"}
+        return obj
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise TypeError(f"cannot store a {type(obj).__name__} in a privatelr file")
+
+
+def _decode_pairs(pairs):
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"a key appears twice ({sorted({k for k in keys if keys.count(k) > 1})})")
+    d = dict(pairs)
+    if len(d) == 1 and "$float" in d:
+        v = d["$float"]
+        if v not in _NONFINITE:
+            raise ValueError(f"bad non-finite number marker {v!r}")
+        return _NONFINITE[v]
+    return d
+
+
+def _refuse_constant(name):
+    raise ValueError(f"non-standard JSON number {name}")
+
+
+def _checksum(payload: dict) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                      ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def dumps(kind: str, version: int, body: dict, *, indent: int | None = 1) -> str:
+    """The text of a file of ``kind`` (format ``version``) holding ``body``.
+
+    Examples
+    --------
+    >>> text = dumps("privatelr.example", 1, {"x": float("nan"), "y": [1.5]})
+    >>> loads(text, "privatelr.example", 1)["y"]
+    [1.5]
+    """
+    from . import __version__
+
+    payload = {"format": kind, "format_version": version, "package_version": __version__}
+    payload.update(encode(body))
+    payload["sha256"] = _checksum(payload)
+    return json.dumps(payload, indent=indent, allow_nan=False, ensure_ascii=True)
+
+
+def loads(text, kind: str, version: int, *, verify: bool = True, older: str | None = None,
+          name: str | None = None) -> dict:
+    """The body of a file of ``kind`` (format ``version``), checked as the module says.
+
+    ``older``: why files of an earlier version cannot be read (refused with this reason);
+    ``None`` refuses them as unknown. ``name``: the kind's name in messages.
+    """
+    name = name or kind
+    what = f"corrupted {name} file"
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    try:
+        payload = json.loads(text, object_pairs_hook=_decode_pairs,
+                             parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"{what}: the JSON is nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"{what}: not valid JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"not a {name} file: the JSON is not an object")
+    if payload.get("format") != kind:
+        raise ValueError(f"not a {name} file: 'format' is {payload.get('format')!r}, expected "
+                         f"{kind!r}")
+    got = payload.get("format_version")
+    if isinstance(got, bool) or not isinstance(got, int) or got < 1:
+        raise ValueError(f"{what}: bad format_version {got!r}")
+    written_by = payload.get("package_version", "?")
+    if got > version:
+        from . import __version__
+
+        raise ValueError(f"this file has format version {got} (written by privatelr "
+                         f"{written_by}); this privatelr ({__version__}) reads format versions "
+                         f"up to {version}: upgrade privatelr")
+    if got < version:
+        raise ValueError(f"this file has format version {got} (privatelr {written_by}): "
+                         f"{older or 'an old layout this privatelr does not read'}")
+    body = {k: v for k, v in payload.items() if k != "sha256"}
+    if verify:
+        stored = payload.get("sha256")
+        if stored is None:
+            raise ValueError(f"{what}: the sha256 checksum is missing (verify=False skips the "
+                             "check)")
+        if _checksum(encode(body)) != stored:
+            raise ValueError(f"{what}: the sha256 checksum does not match the content (the file "
+                             "was modified after it was saved; verify=False loads it anyway)")
+    for key in ("format", "format_version", "package_version"):
+        body.pop(key, None)
+    return body
+
+
+def read_text(path, kind: str) -> str:
+    """A file's text (UTF-8), with a directory or undecodable bytes reported as bad input."""
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            raw = fh.read()
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a directory, not a {kind} file") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: corrupted {kind} file: not UTF-8 text") from None
+
+
+def write_text(path, text: str) -> None:
+    """Write ``text`` (and a final newline) to ``path`` atomically (:func:`atomic_write`)."""
+    with atomic_write(path, "w", encoding="ascii") as fh:
+        fh.write(text)
+        fh.write("\n")
 
 
 def _umask() -> int:

@@ -1,49 +1,9 @@
-r"""Differentially private empirical risk minimisation: the one home of the privacy arithmetic.
+r"""Differentially private empirical risk minimisation: check → scan → calibrate → spend → release.
 
-The estimators are those of Chaudhuri & Monteleoni, *Privacy-preserving logistic regression*,
-NIPS 2008 (NIPS08), and Chaudhuri, Monteleoni & Sarwate, *Differentially private empirical risk
-minimization*, JMLR 12 (2011) 1069–1109 (JMLR11). They minimise
-
-.. math::
-    J(w) = \frac{1}{n}\sum_{i=1}^n a_i\,\ell(y_i\,w^\top x_i) + \frac{\lambda}{2}\|w\|^2,
-    \qquad y_i \in \{-1, +1\},
-
-every coefficient (the intercept too) penalised, over design rows with the public bound
-:math:`\|x_i\| \le B` and weights :math:`0 \le a_i \le A` (``A = 1`` without weights), for a loss
-with :math:`|\ell'| \le 1` and :math:`|\ell''| \le c` (:mod:`privatelr.losses`).
-
-**Reduction to the unit ball.** The theorems assume :math:`\|x\| \le 1` and unweighted losses.
-Write :math:`x = B x'`, :math:`w' = B w`: then :math:`w^\top x = w'^\top x'` and
-:math:`\frac{\lambda}{2}\|w\|^2 = \frac{\lambda/B^2}{2}\|w'\|^2`, so the problem is the unit-ball
-problem with :math:`\lambda' = \lambda/B^2`. A weight :math:`a_i \le A` turns the loss into
-:math:`a_i\ell` with Lipschitz constant :math:`A` and curvature :math:`Ac`; dividing the
-objective by ``A`` gives a 1-Lipschitz loss with curvature ``c`` and :math:`\lambda'' =
-\lambda/(A B^2)` — so every formula below is the theorem's with ``λ`` replaced by
-``λ/(A B²)`` and the noise mapped back to ``w`` (a factor ``A B``).
-
-**Objective perturbation** (JMLR11 Algorithm 2 and Theorem 9; NIPS08 Algorithm 2 and Theorem 3).
-Let :math:`\varepsilon' = \varepsilon - 2\log\!\big(1 + \frac{c A B^2}{n\lambda}\big)`
-(JMLR11 eq. after Algorithm 2: :math:`\log(1 + \frac{2c}{n\lambda} + \frac{c^2}{n^2\lambda^2})`).
-
-* If :math:`\varepsilon' > 0`: minimise :math:`J(w) + \frac{1}{n} b^\top w` with ``b`` of density
-  :math:`\propto \exp(-\varepsilon'\|b\|/(2AB))`, i.e. :math:`\|b\| \sim \mathrm{Gamma}(d,
-  2AB/\varepsilon')` uniformly directed (unit-ball case: :math:`\exp(-\varepsilon'\|b\|/2)`).
-* Otherwise (status ``"adjusted lambda"``): regularise with
-  :math:`\lambda^* = \frac{c A B^2}{n(e^{\varepsilon/4} - 1)}` (JMLR11's :math:`\lambda + \Delta`),
-  for which :math:`2\log(1 + cAB^2/(n\lambda^*)) = \varepsilon/2`, and use
-  :math:`\varepsilon' = \varepsilon/2`.
-
-With ``B = 1, A = 1, c = 1/4`` these are exactly PrivateLR's ``penalty``, ``eps_eff`` and adjusted
-λ. The C programs (``small_eps="error"``) refuse instead of adjusting when ``ε' < 1e-4``.
-
-**Output perturbation** (JMLR11 Algorithm 1, Corollary 8; NIPS08 Theorem 1). The minimiser
-:math:`w^*` of the λ-strongly-convex ``J`` has L2 sensitivity :math:`2AB/(n\lambda)` (a
-1-Lipschitz loss scaled by ``A`` over rows of norm ``≤ B``), so releasing :math:`w^* + b` with
-:math:`\|b\| \sim \mathrm{Gamma}(d, 2AB/(n\lambda\varepsilon))` is ε-differentially private.
-This requires the *exact* minimiser: the solver stops at a relative gradient of 1e-10, and a
-private fit whose solver did not converge is refused (see *Exactness* below).
-
-**Non-private** (``eps == 0``, R's convention, or ``eps == inf``): the minimiser of ``J``.
+:func:`fit` is the one pipeline of the Chaudhuri–Monteleoni–Sarwate estimators (objective and
+output perturbation, NIPS 2008 / JMLR 2011) for every backend: its rows come from a
+:class:`~privatelr.rows.RowSource` (a NumPy design in memory, Dask collections), its privacy
+arithmetic from :mod:`privatelr.calibration`, its noise from :mod:`privatelr.mechanisms`.
 
 **Exactness.** Both guarantees are proved for the *exact* minimiser. Output perturbation
 calibrates the noise to the sensitivity :math:`2AB/(n\lambda)` of :math:`w^*`; an iterate
@@ -58,331 +18,65 @@ caller passes ``allow_nonconverged=True``, and then the result's ``status`` ends
 of ``gtol``; at 1e-10 the remaining error is of the order of floating-point rounding, which
 every implementation of these mechanisms accepts.)
 
-**What a result releases.** The objective value at the private solution is a statistic of the
-raw data: with output perturbation it is ``J`` at the exact, noise-free minimiser, which tells
-neighbouring data sets apart. A private :class:`ERMResult` therefore has ``value = nan``; only
-non-private fits report the objective value.
+**Fail closed.** A private fit needs every design row inside the ball of radius ``data_norm``:
+rows outside it are clipped onto it with ``clip=True``, and otherwise the fit raises
+``ValueError`` before anything is drawn or charged (nothing is released). The message holds no
+statistic of the data. (The refusal itself tells the analyst, who holds the data, that some row
+is outside the bound.)
+
+**What a result releases.** :class:`~privatelr.results.ERMResult` keeps the release (the
+coefficients, the public calibration, the status) apart from the diagnostics (the solver's
+report, the count of rows outside the bound). The objective value at the private solution is a
+statistic of the raw data: with output perturbation it is ``J`` at the exact, noise-free
+minimiser, which tells neighbouring data sets apart. A private result therefore has
+``value = nan``; only non-private fits report it.
 
 The noise vector ``b`` is never stored or returned: together with the coefficients it would
 reveal the non-private minimiser.
 """
 
+
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import check_gradient_scale, check_real
 from .accountant import require_budget
-from ._validation import (_FLOAT_MAX, _GRADIENT_LIMIT, _LOG_FLOAT_MAX, _TINY, as_float_matrix,
-                          as_pm1_labels, as_weights, check_gradient_scale, check_int, check_real, clip_rows,
-                          exp_or_raise, log1p_exp, log_expm1, row_norms, scan_rows)
-from .exceptions import PrivacyWarning
+from .backends import as_rows
+from .calibration import METHODS, Calibration, calibrate
 from .losses import HuberLoss, Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
-from .objective import ERMObjective
+from .results import Diagnostics, ERMResult
 from .solver import minimize
 
-__all__ = ["Calibration", "ERMResult", "calibrate", "fit", "check_data_norm"]
+__all__ = ["fit", "fit_rows", "ERMResult", "Calibration", "calibrate"]
 
-_METHODS = ("objective", "output")
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """The privacy calibration of one fit (no data in it beyond ``n`` and ``d``).
-
-    Attributes
-    ----------
-    method : str
-        ``"objective"``, ``"output"`` or ``"nonprivate"``.
-    eps : float
-        The requested privacy level (0 or inf: none).
-    eps_eff : float
-        ε' used for the noise (objective perturbation), ``eps`` for output perturbation, 0 when
-        non-private.
-    penalty : float
-        :math:`2\\log(1 + cAB^2/(n\\lambda))` at the requested λ (objective perturbation only).
-    lambda_ : float
-        The regulariser used (λ, or λ* when adjusted).
-    lambda_requested : float
-    noise_scale : float
-        Scale ``s`` of :math:`\\|b\\| \\sim \\mathrm{Gamma}(d, s)`; 0 when non-private.
-    status : str
-        ``"ok"`` or ``"adjusted lambda"``.
-    """
-
-    method: str
-    eps: float
-    eps_eff: float
-    penalty: float
-    lambda_: float
-    lambda_requested: float
-    noise_scale: float
-    status: str
-    n: int
-    d: int
-    data_norm: float
-    weights_bound: float
-    curvature: float
-
-
-def _ratio(num, den) -> float | None:
-    """``prod(num) / prod(den)``, multiplied left to right as written in the formulas, or None
-    when an intermediate product leaves the normal range of double precision (then the caller
-    computes the quantity from logarithms)."""
-    top = 1.0
-    for x in num:
-        top *= x
-        if not _TINY <= top <= _FLOAT_MAX:
-            return None
-    bottom = 1.0
-    for x in den:
-        bottom *= x
-        if not _TINY <= bottom <= _FLOAT_MAX:
-            return None
-    value = top / bottom
-    return value if _TINY <= value <= _FLOAT_MAX else None
-
-
-_ADVICE = {
-    "eps": ("increase eps", "decrease eps, or pass eps=inf (or 0) for a non-private fit"),
-    "lambda_": ("increase lambda_", "decrease lambda_"),
-    "data_norm": ("decrease data_norm (rescale X by a public constant so that its rows' bound is "
-                  "nearer 1)", "increase data_norm (rescale X by a public constant so that its "
-                  "rows' bound is nearer 1)"),
-    "weights_bound": ("decrease weights_bound (rescale the weights by a public constant)",
-                      "increase weights_bound (rescale the weights by a public constant)"),
-    "curvature": ("use a loss of smaller curvature (for the Huber loss, a larger h)",
-                  "use a loss of larger curvature"),
-    "n": ("use more rows", "use fewer rows"),
-}
-
-
-def _noise_scale(direct: float | None, log_scale: float, d: int, terms: dict,
-                 formula: str) -> float:
-    """The noise scale, or ValueError when it underflows to 0 or its noise could overflow.
-
-    The norm of the noise is Gamma(d, scale); it exceeds ``(d + 12 sqrt(d) + 80) * scale`` with
-    probability below 1e-19, so a scale whose product with that (times 4, room for the
-    minimiser) is not a finite double is refused before anything is drawn.
-    """
-    room = math.log(4.0 * (d + 12.0 * math.sqrt(d) + 80.0))
-    quantity = f"the noise scale {formula}"  # the limit: the noise's norm must be a finite double
-    exp_or_raise(min(log_scale, _LOG_FLOAT_MAX - room), terms, quantity, _ADVICE)  # underflow
-    if log_scale + room >= _LOG_FLOAT_MAX:
-        exp_or_raise(log_scale, terms, quantity + f" (which, times {math.exp(room):.4g} "
-                     f"for d={d}, bounds the norm of the noise vector, a double)", _ADVICE,
-                     log_limit=_LOG_FLOAT_MAX - room)
-    return direct if direct is not None else math.exp(log_scale)
-
-
-def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "objective",
-              curvature: float = 0.25, data_norm: float = 1.0, weights_bound: float = 1.0,
-              small_eps: str = "adjust") -> Calibration:
-    r"""Compute λ used, ε', the penalty and the noise scale (see the module docstring).
-
-    Every formula is evaluated as written when its intermediate products are normal doubles and
-    otherwise from logarithms, so any arguments in [5e-324, 1.8e308] give the exact value
-    (e.g. the penalty :math:`2\log(1 + e^{\ell})` with
-    :math:`\ell = \log c + \log A + 2\log B - \log n - \log\lambda`, and
-    :math:`\log(e^{\varepsilon/4} - 1)` without under- or overflow). A noise scale or an
-    adjusted λ that is not a finite positive double — or a noise scale so large that the noise
-    vector could overflow, or (objective perturbation) that its term ``b/n`` could exceed the
-    1e153 up to which the solver can square gradients — raises ``ValueError`` naming the
-    argument that causes it and what to change, before anything is drawn.
-
-    Parameters
-    ----------
-    n, d : int
-        Rows and columns of the design (intercept column included).
-    eps : float
-        Privacy level; 0 or inf means non-private.
-    lambda_ : float
-        Requested regulariser (> 0).
-    method : {"objective", "output"}
-    curvature : float
-        The loss's ``c`` (1/4 logistic, 1/(2h) Huber).
-    data_norm : float
-        ``B``, the public bound on the L2 norm of every design row.
-    weights_bound : float
-        ``A``, the public bound on every weight (1 without weights).
-    small_eps : {"adjust", "error"}
-        What to do when ε' <= 0 (``"adjust"``: JMLR11/PrivateLR adjusted λ) or, with ``"error"``,
-        when ε' < 1e-4 (the C programs' rule): raise ``ValueError``.
-
-    Examples
-    --------
-    >>> cal = calibrate(150, 5, eps=1.0, lambda_=0.01)
-    >>> round(cal.penalty, 6), round(cal.eps_eff, 6), cal.status
-    (0.308301, 0.691699, 'ok')
-    >>> calibrate(150, 5, eps=1.0, lambda_=1e-300).lambda_ == 0.25 / (150 * math.expm1(0.25))
-    True
-    """
-    if method not in _METHODS:
-        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
-    if small_eps not in ("adjust", "error"):
-        raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
-    n = check_int("n", n, low=1)
-    d = check_int("d", d, low=1)
-    eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
-    B = check_real("data_norm", data_norm, low=0.0, low_open=True)
-    A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
-    c = check_real("curvature", curvature, low=0.0, low_open=True)
-    common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
-    if eps == 0 or np.isinf(eps):
-        return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
-                           lambda_=lambda_, noise_scale=0.0, status="ok", **common)
-    lA, lB, lc, ln, llam = map(math.log, (A, B, c, float(n), lambda_))
-    if method == "output":
-        # s = 2AB/(n lambda eps), JMLR11 Corollary 8; log s is the sum of the terms' logs
-        terms = {"eps": (eps, -math.log(eps)), "lambda_": (lambda_, -llam),
-                 "data_norm": (B, lB), "weights_bound": (A, lA), "n": (n, -ln)}
-        scale = _noise_scale(_ratio((2.0, A, B), (n, lambda_, eps)),
-                             math.log(2.0) + lA + lB - ln - llam - math.log(eps), d, terms,
-                             "2*weights_bound*data_norm/(n*lambda_*eps)")
-        return Calibration(method="output", eps=eps, eps_eff=eps, penalty=0.0, lambda_=lambda_,
-                           noise_scale=scale, status="ok", **common)
-    # penalty 2 log(1 + q), q = cAB^2/(n lambda): log1p(q) = log(1 + e^log q) when q leaves range
-    q = _ratio((c, A, B, B), (n, lambda_))
-    if q is not None:
-        penalty = float(2.0 * np.log1p(q))
-    else:
-        penalty = 2.0 * log1p_exp(lc + lA + 2.0 * lB - ln - llam)
-    eps_eff = eps - penalty
-    if small_eps == "error":
-        if eps_eff < 1e-4:
-            raise ValueError(f"eps too small for lambda: eps' = eps - 2 log(1 + c/(n lambda)) = "
-                             f"{eps_eff:.6g} < 1e-4; increase eps, lambda or n")
-        lam, status = lambda_, "ok"
-    elif eps_eff > 0:
-        lam, status = lambda_, "ok"
-    else:
-        # lambda* = cAB^2/(n (e^{eps/4} - 1)), from 2 log(1 + cAB^2/(n lambda*)) = eps/2
-        em = float(np.expm1(eps / 4.0)) if eps < 2800.0 else math.inf
-        log_lam = lc + lA + 2.0 * lB - ln - log_expm1(eps, 4.0)
-        lam = _ratio((c, A, B, B), (n, em))
-        if lam is None:
-            lam = exp_or_raise(
-                log_lam, {"eps": (eps, -log_expm1(eps, 4.0)), "data_norm": (B, 2.0 * lB),
-                          "weights_bound": (A, lA), "curvature": (c, lc), "n": (n, -ln)},
-                "the adjusted lambda_ curvature*weights_bound*data_norm**2/(n*(exp(eps/4) - 1)) "
-                "that objective perturbation needs when eps <= its penalty", _ADVICE)
-        eps_eff, status = eps / 2.0, "adjusted lambda"
-    # s = 2AB/eps', JMLR11 Algorithm 2 (eps' = eps - penalty, or eps/2 with the adjusted lambda)
-    if eps_eff > 0:
-        log_eff = math.log(eps_eff)
-    else:  # eps/2 underflowed (eps = 5e-324): its log is still log(eps) - log 2
-        log_eff = math.log(eps) - math.log(2.0)
-    terms = {"eps": (eps, -log_eff), "data_norm": (B, lB), "weights_bound": (A, lA)}
-    if status == "ok":
-        terms["lambda_"] = (lambda_, -log_eff)  # a larger lambda_ lowers the penalty
-    log_scale = math.log(2.0) + lA + lB - log_eff
-    formula = ("2*weights_bound*data_norm/eps' (eps' = eps - penalty, or eps/2 with an adjusted "
-               "lambda_)")
-    scale = _noise_scale(_ratio((2.0, A, B), (eps_eff,)) if eps_eff > 0 else None, log_scale, d,
-                         terms, formula)
-    # the noise enters every gradient as b/n, whose norm is below room * scale / n: the solver
-    # squares gradients, so it must stay below the gradient limit
-    room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)
-    terms["n"] = (n, -ln)
-    exp_or_raise(log_scale, terms, f"the noise scale {formula}, whose noise term b/n (norm up to "
-                 f"{room:.4g}*scale/n for d={d}) enters the gradients that the solver squares,",
-                 _ADVICE, log_limit=math.log(_GRADIENT_LIMIT) + ln - math.log(room))
-    return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
-                       lambda_=float(lam), noise_scale=scale, status=status, **common)
-
-
-@dataclass(frozen=True)
-class ERMResult:
-    """Result of :func:`fit`: coefficients, privacy calibration and an honest solver report.
-
-    ``counts``, ``convergence`` and ``message`` follow R's ``optim`` (``convergence`` 0 means
-    converged). ``status`` is ``"ok"`` or ``"adjusted lambda"``, with ``" nonconvergence"``
-    appended when the solver did not converge (possible for a private fit only with
-    ``allow_nonconverged=True``, and then the guarantee is void).
-
-    ``value`` is the objective value at ``coef`` for a **non-private** fit (``method ==
-    "nonprivate"``) and ``nan`` for a private one: the objective value at the private solution
-    is a statistic of the raw data (with output perturbation, ``J`` at the exact minimiser) and
-    is not released. It is not kept anywhere else in the result either.
-    """
-
-    coef: np.ndarray
-    value: float
-    counts: dict
-    convergence: int
-    message: str
-    status: str
-    eps: float
-    eps_eff: float
-    penalty: float
-    lambda_: float
-    n: int
-    d: int
-    method: str
-    loss: str
-    data_norm: float
-    weights_bound: float
-    noise_scale: float
-    n_exceeding: int = 0
-    n_clipped: int = 0
-    iterations: int = 0
-    passes: int = 0
-    grad_norm: float = 0.0
-    solver: str = ""
-    calibration: Calibration | None = field(default=None, repr=False)
-
-
-def check_data_norm(X: np.ndarray, data_norm: float, clip: bool, *, name: str = "X",
-                    stacklevel: int = 3, sq: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
-    """Enforce ``||x_i|| <= data_norm`` on the rows of ``X``.
-
-    Rows above the bound are scaled onto the sphere of radius ``data_norm`` when ``clip`` is
-    true (a copy of ``X`` is made only then); otherwise one :class:`PrivacyWarning` says how many
-    rows exceed the bound and the largest norm. Returns ``(X, n_exceeding, n_clipped)``.
-    ``sq``: the squared row norms, when already computed (e.g. by
-    :func:`~privatelr._validation.scan_rows`). Norms come from
-    :func:`~privatelr._validation.row_norms` and clipping from
-    :func:`~privatelr._validation.clip_rows`: rows whose squares overflow or underflow are
-    measured exactly, so a row of 1e155-sized values is clipped onto the sphere (not to zero).
-    """
-    norms = row_norms(X, sq)
-    over = norms > data_norm * (1.0 + 5e-13)
-    k = int(over.sum())
-    if k == 0:
-        return X, 0, 0
-    if clip:
-        X, _ = clip_rows(X, data_norm, norms=norms)
-        return X, k, k
-    largest = float(norms.max())
-    warnings.warn(f"{k} of {X.shape[0]} rows of {name} have L2 norm above data_norm={data_norm:g} "
-                  f"(largest {largest:.4g}): the differential-privacy guarantee does not hold for "
-                  "them. Pass clip=True to clip them into the ball, or rescale with a public bound.",
-                  PrivacyWarning, stacklevel=stacklevel)
-    return X, k, 0
+#: The message of a private fit refused because rows lie outside the bound (no data statistic).
+OUTSIDE_BOUND = ("some rows of {what} have L2 norm above data_norm={data_norm:g}, so the "
+                 "differential-privacy guarantee would not hold (nothing was released). Choose "
+                 "data_norm from public bounds on the data and pass clip=True to clip the rows "
+                 "that exceed it{more}")
 
 
 def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         loss: str | Loss = "logistic", h: float = 0.5, data_norm: float = 1.0, clip: bool = False,
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
-        maxiter: int | None = None, norm_check: bool = True, accountant=None,
+        maxiter: int | None = None, accountant=None,
         allow_nonconverged: bool = False) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
-    The privacy calibration is :func:`calibrate`; the derivations are in the module docstring.
+    The privacy calibration is :func:`privatelr.calibration.calibrate`, whose docstring derives
+    every scale from the theorems.
 
     Parameters
     ----------
     X : (n, d) array
-        Design matrix, intercept column included by the caller. Every row must satisfy
-        ``||x|| <= data_norm`` for the guarantee. A Dask array/DataFrame (with Dask or NumPy
-        ``y``) is fitted by :func:`privatelr.distributed.fit_dask`: one map-reduce per solver
-        step, same result; its row count ``n`` is treated as public (public record count).
+        Design matrix, intercept column included by the caller. A Dask array/DataFrame (with
+        Dask or NumPy ``y``) is fitted partition-wise by the same pipeline (one map-reduce per
+        solver step, same result); its row count ``n`` is public (public record count).
     y : (n,) array
         Labels as 0/1, bool or -1/+1.
     lambda_ : float
@@ -395,9 +89,11 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     h : float
         Huber constant in (0, 0.5] (``loss="huber"`` only).
     data_norm : float
-        Public bound ``B`` on the row norms.
+        Public bound ``B`` on the row norms. In a private fit a row above it is clipped onto
+        the bound with ``clip=True``; otherwise the fit refuses (``ValueError``, nothing
+        released).
     clip : bool
-        Clip rows above ``data_norm`` onto the bound (else warn with :class:`PrivacyWarning`).
+        Clip rows above ``data_norm`` onto the bound.
     weights : (n,) array, optional
         Observation weights in ``[0, weights_bound]``.
     weights_bound : float, optional
@@ -405,38 +101,27 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     random_state : int, numpy.random.Generator or None
         Source of the noise; None draws from OS entropy.
     small_eps : {"adjust", "error"}
-        See :func:`calibrate`.
+        See :func:`privatelr.calibration.calibrate`.
     solver : {"auto", "newton", "lbfgs"}
         Newton (d <= 1000 under ``"auto"``) or L-BFGS.
     gtol : float
         Relative gradient tolerance.
     maxiter : int, optional
         Iteration cap (default 200 Newton, 15000 L-BFGS).
-    norm_check : bool
-        Check the rows against ``data_norm`` (clip or warn). Pass False only when the caller has
-        already enforced the bound or issued its own :class:`PrivacyWarning` (``dplr`` does).
     accountant : privatelr.PrivacyAccountant, optional
-        Charged ``eps`` once the arguments are valid; a fit that would exceed its budget raises
-        :class:`~privatelr.BudgetExceededError` before the data are read. A non-private fit
-        (``eps`` 0 or inf) with an accountant raises ``ValueError``: it has no finite cost.
+        Checked before the data are read, charged ``eps`` once the fit is known to be
+        releasable. A non-private fit (``eps`` 0 or inf) with an accountant raises
+        ``ValueError``: it has no finite cost.
     allow_nonconverged : bool
-        A private fit (objective or output perturbation) whose solver did not converge within
-        ``maxiter`` iterations to ``gtol`` is refused with ``ValueError`` by default: both
-        guarantees are proved for the exact minimiser only (module docstring, *Exactness*).
-        ``True`` returns it anyway with ``status`` ending in ``"nonconvergence"``; the ε
-        guarantee is then **void**. The accountant, if any, has been charged either way (the
-        data were read). Non-private fits always return, with the status saying so.
+        A private fit whose solver did not converge is refused with ``ValueError`` by default:
+        both guarantees are proved for the exact minimiser only (module docstring).
+        ``True`` returns it with ``status`` ending in ``"nonconvergence"``; the guarantee is
+        then **void**. The accountant has been charged either way (the data were read).
 
     Returns
     -------
     ERMResult
-        ``value`` is ``nan`` for a private fit (see :class:`ERMResult`).
-
-    Raises
-    ------
-    ValueError
-        Invalid arguments, or a private fit that did not converge (unless
-        ``allow_nonconverged=True``).
+        The release, and apart from it the diagnostics (not private).
 
     Examples
     --------
@@ -447,51 +132,85 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     >>> res.status, res.convergence, res.d
     ('ok', 0, 3)
     """
-    if any(type(a).__module__.split(".")[0] == "dask" for a in (X, y, weights)):
-        args = dict(locals())  # exactly fit's arguments at this point
-        from .distributed import fit_dask  # Dask collections: one map-reduce per solver step
-        return fit_dask(**args)
+    options = check_options(lambda_=lambda_, eps=eps, method=method, loss=loss, h=h,
+                            data_norm=data_norm, clip=clip, small_eps=small_eps, solver=solver,
+                            gtol=gtol, maxiter=maxiter,
+                            allow_nonconverged=allow_nonconverged)
     if accountant is not None:  # before the data are read: a refused fit computes nothing
-        require_budget(accountant, eps)
-    X = as_float_matrix("X", X, finite=False)
-    n, d = X.shape
-    sq = scan_rows("X", X)  # one pass: finiteness and the row norms checked below
-    y = as_pm1_labels("y", y, n)
+        require_budget(accountant, options["eps"])
+    rng = check_random_state(random_state)
+    rows = as_rows(X, y, weights, weights_bound)
+    return fit_rows(rows, rng=rng, accountant=accountant, **options)
+
+
+def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, data_norm=1.0,
+                  clip=False, small_eps="adjust", solver="auto", gtol=1e-10, maxiter=None,
+                  allow_nonconverged=False) -> dict:
+    """The fit's arguments, checked (``ValueError``/``TypeError`` naming the argument)."""
     lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
-    if not isinstance(clip, (bool, np.bool_)):
-        raise TypeError(f"clip must be True or False, got {clip!r}")
-    if method not in _METHODS:
+    for name, flag in (("clip", clip), ("allow_nonconverged", allow_nonconverged)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+    if not isinstance(small_eps, str) or small_eps not in ("adjust", "error"):
+        raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
+    if not isinstance(solver, str) or solver not in ("auto", "newton", "lbfgs"):
+        raise ValueError(f"solver must be 'auto', 'newton' or 'lbfgs', got {solver!r}")
+    gtol = check_real("gtol", gtol, low=0.0, low_open=True)
+    if maxiter is not None:
+        from ._validation import check_int
+
+        maxiter = check_int("maxiter", maxiter, low=1)
     loss_obj = get_loss(loss, h)
     if float(loss_obj.lipschitz) > 1.0:
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
     _check_curvature(loss_obj)
-    weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
-    check_gradient_scale(1.0 if weights is None else float(weights.max()),
-                         float(np.sqrt(sq.max())))
-    rng = check_random_state(random_state)
-    if not isinstance(allow_nonconverged, (bool, np.bool_)):
-        raise TypeError(f"allow_nonconverged must be True or False, got {allow_nonconverged!r}")
+    return dict(lambda_=lambda_, eps=eps, method=method, loss=loss_obj, data_norm=data_norm,
+                clip=bool(clip), small_eps=small_eps, solver=solver, gtol=gtol,
+                maxiter=maxiter, allow_nonconverged=bool(allow_nonconverged))
 
-    cal = calibrate(n, d, eps=eps, lambda_=lambda_, method=method,
-                    curvature=loss_obj.curvature, data_norm=data_norm, weights_bound=A,
-                    small_eps=small_eps)
-    private = cal.method != "nonprivate"
+
+def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_norm: float,
+             clip: bool, rng: np.random.Generator, small_eps: str = "adjust",
+             solver: str = "auto", gtol: float = 1e-10, maxiter: int | None = None,
+             accountant=None, allow_nonconverged: bool = False, norm_check: bool = True,
+             what: str = "X", outside_hint: str = "") -> ERMResult:
+    """The pipeline after the arguments are checked: scan → calibrate → fail closed or clip →
+    spend → release. ``rows`` is a :class:`~privatelr.rows.RowSource` (any backend).
+
+    ``norm_check=False`` skips the bound (only for ``compat="PrivateLR"``, which reproduces R
+    and voids the guarantee). ``what`` and ``outside_hint`` word the refusal.
+    """
+    scan = rows.scan(bound=data_norm)             # finiteness, labels, weights, norms: one pass
+    clipping = cal_private(eps) and norm_check and clip and scan.n_over
+    if not clipping:
+        scan.check_magnitude(what)
+    check_gradient_scale(scan.max_weight, data_norm if clipping else scan.max_norm)
+    cal = calibrate(scan.n, scan.d, eps=eps, lambda_=lambda_, method=method,
+                    curvature=loss.curvature, data_norm=data_norm,
+                    weights_bound=rows.weights_bound, small_eps=small_eps)
+    n_clipped = 0
+    if cal.method != "nonprivate" and norm_check and scan.n_over:
+        if not clip:
+            raise ValueError(OUTSIDE_BOUND.format(what=what, data_norm=data_norm,
+                                                  more=outside_hint))
+        rows = rows.clipped(data_norm)
+        n_clipped = scan.n_over
     if accountant is not None:
-        accountant.spend(eps, note=f"erm.fit {cal.method} perturbation, {loss_obj.name} loss")
-    n_exceeding = n_clipped = 0
-    if private and norm_check:
-        X, n_exceeding, n_clipped = check_data_norm(X, data_norm, clip, sq=sq)
-    del sq
+        accountant.spend(eps, note=f"{cal.method} perturbation, {loss.name} loss")
+    return release(lambda noise: rows.objective(loss, cal.lambda_, noise), cal, rng,
+                   loss_name=loss.name, solver=solver, gtol=gtol, maxiter=maxiter,
+                   n_exceeding=scan.n_over, n_clipped=n_clipped,
+                   allow_nonconverged=allow_nonconverged)
 
-    return _release(lambda noise: ERMObjective(X, y, loss_obj, cal.lambda_, noise=noise,
-                                               weights=weights),
-                    cal, rng, loss_name=loss_obj.name, solver=solver, gtol=gtol,
-                    maxiter=maxiter, n_exceeding=n_exceeding, n_clipped=n_clipped,
-                    allow_nonconverged=bool(allow_nonconverged))
+
+def cal_private(eps: float) -> bool:
+    """Whether ``eps`` asks for a private fit (0 and inf are R's and the C programs' "none")."""
+    return eps > 0 and not math.isinf(eps)
 
 
 _HUBER_H_MIN = 1e-12
@@ -519,12 +238,12 @@ def _check_curvature(loss_obj) -> None:
                      "finite positive bound on |l''|")
 
 
-def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_name: str,
-             solver: str, gtol: float, maxiter: int | None, n_exceeding: int = 0,
-             n_clipped: int = 0, allow_nonconverged: bool = False) -> ERMResult:
+def release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_name: str,
+            solver: str, gtol: float, maxiter: int | None, n_exceeding: int = 0,
+            n_clipped: int = 0, allow_nonconverged: bool = False) -> ERMResult:
     """Draw the calibrated noise, minimise, and package the result — for every backend.
 
-    ``make_objective(noise)`` builds the objective over the (already checked) data with the
+    ``make_objective(noise)`` builds the objective over the (already checked) rows with the
     objective-perturbation vector ``noise`` (None otherwise). The noise is drawn here, once, on
     the caller's side: objective perturbation before the solve, output perturbation after it,
     in that order from ``rng``, so in-memory and distributed fits with the same seed release
@@ -554,12 +273,11 @@ def _release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss
     if cal.method == "output":
         coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
     status = cal.status if converged else cal.status + " nonconvergence"
-    value = float("nan") if private else float(report.value)
-    return ERMResult(coef=coef, value=value, counts=report.counts,
-                     convergence=report.convergence, message=report.message, status=status,
-                     eps=cal.eps, eps_eff=cal.eps_eff, penalty=cal.penalty, lambda_=cal.lambda_,
-                     n=cal.n, d=d, method=cal.method, loss=loss_name, data_norm=cal.data_norm,
-                     weights_bound=cal.weights_bound, noise_scale=cal.noise_scale,
-                     n_exceeding=n_exceeding, n_clipped=n_clipped, iterations=report.iterations,
-                     passes=report.passes, grad_norm=report.grad_norm, solver=report.method,
-                     calibration=cal)
+    diagnostics = Diagnostics(value=float("nan") if private else float(report.value),
+                              counts=dict(report.counts), message=str(report.message),
+                              iterations=int(report.iterations), passes=int(report.passes),
+                              grad_norm=float(report.grad_norm), n_exceeding=int(n_exceeding),
+                              n_clipped=int(n_clipped))
+    return ERMResult(coef=coef, calibration=cal, status=status,
+                     convergence=int(report.convergence), loss=loss_name, solver=report.method,
+                     diagnostics=diagnostics)

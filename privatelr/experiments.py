@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import erm
+from .calibration import norm_bound
 from ._validation import as_float_matrix, check_int, check_real
 from .mechanisms import check_random_state
 from .report.roc import c_index
@@ -59,7 +60,7 @@ def _as_design(formula_or_X, data, y, data_norm: float):
         if design.n_classes > 2:
             raise ValueError(f"the response has {design.n_classes} classes; write a two-class "
                              "response, e.g. \"I(Species == 'setosa') ~ .\"")
-        B = math.sqrt(data_norm ** 2 + 1.0) if design.spec.intercept else data_norm
+        B = norm_bound(data_norm, design.spec.intercept)
         # the intercept column has norm 1, the covariates are bounded by data_norm
         return np.ascontiguousarray(design.X, dtype=np.float64), design.y.astype(np.int64), B
     if data is not None:

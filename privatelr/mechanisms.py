@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import _LOG_FLOAT_MAX, check_int, check_real, exp_or_raise
+from ._validation import LOG_FLOAT_MAX, check_int, check_real, exp_or_raise
 
 __all__ = ["check_random_state", "sphere_gamma_noise", "exponential_mechanism",
            "gaussian_fourier_features"]
@@ -88,7 +88,7 @@ def sphere_gamma_noise(d: int, scale: float, rng: np.random.Generator) -> np.nda
     if scale == 0.0:
         return np.zeros(d)
     room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)  # radius > (d + 12 sqrt(d) + 80) s: p < 1e-19
-    if math.log(scale) + math.log(room) >= _LOG_FLOAT_MAX:
+    if math.log(scale) + math.log(room) >= LOG_FLOAT_MAX:
         raise ValueError(f"scale={scale!r} is too large: the noise norm, Gamma(d={d}, scale), "
                          "could overflow double precision; the calibration must give a smaller "
                          "noise scale (larger eps or lambda_, smaller data_norm or weights_bound)")
@@ -402,7 +402,7 @@ def _checked_sigma(log_sigma: float, sensitivity: float, eps: float, delta: floa
                    formula: str) -> None:
     """Refuse a σ that underflows to 0 or whose noise could overflow (64 σ must be finite)."""
     exp_or_raise(log_sigma, _sigma_terms(sensitivity, eps, delta), f"the Gaussian sigma {formula}",
-                 _SIGMA_ADVICE, log_limit=_LOG_FLOAT_MAX - math.log(_SIGMA_ROOM))
+                 _SIGMA_ADVICE, log_limit=LOG_FLOAT_MAX - math.log(_SIGMA_ROOM))
 
 
 def gaussian_sigma_classic(sensitivity: float, eps: float, delta: float) -> float:
@@ -559,9 +559,9 @@ def gaussian_noise(d: int, sigma: float, random_state=None) -> np.ndarray:
     rng = check_random_state(random_state)
     if sigma == 0.0:
         return np.zeros(d)
-    if math.log(sigma) + math.log(_SIGMA_ROOM) >= _LOG_FLOAT_MAX:
+    if math.log(sigma) + math.log(_SIGMA_ROOM) >= LOG_FLOAT_MAX:
         raise ValueError(f"sigma={sigma!r} is too large: normal draws of that scale could overflow "
-                         f"double precision (sigma must be below {math.exp(_LOG_FLOAT_MAX) / _SIGMA_ROOM:.3g})")
+                         f"double precision (sigma must be below {math.exp(LOG_FLOAT_MAX) / _SIGMA_ROOM:.3g})")
     return rng.normal(0.0, sigma, size=d)
 
 

@@ -54,8 +54,6 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from . import erm
@@ -63,94 +61,12 @@ from ._validation import as_float_matrix, check_int, check_real, label_vector
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
-__all__ = ["LogisticRegressionDP", "SVMDP", "FitRelease"]
+__all__ = ["LogisticRegressionDP", "SVMDP", "CMSModel", "as_bounds", "as_01_labels"]
 
 _METHODS = ("objective", "output")
 
 
-@dataclass(frozen=True, eq=False)
-class FitRelease:
-    r"""What a fitted model keeps of its engine fit: the private coefficients and public facts.
-
-    A fitted model is a release (it is shared, pickled, shipped), so it must not carry
-    statistics of the training data. :func:`privatelr.erm.fit` returns an
-    :class:`~privatelr.erm.ERMResult` with a solver report (iterations, function counts,
-    gradient norm, message, rows above the bound); the models keep only this record instead.
-
-    Attributes
-    ----------
-    coef : (d,) ndarray
-        The ε-differentially private coefficients on the engine's design (read-only).
-    status : str
-        ``"ok"`` or ``"adjusted lambda"`` (a function of the public ``n``, ``eps`` and λ).
-    convergence : int
-        0: the solver converged. The models never pass ``allow_nonconverged`` to the engine, so
-        a private model is released only when this is 0.
-    method : str
-        ``"objective"``, ``"output"`` or ``"nonprivate"``.
-    loss : str
-        ``"logistic"`` or ``"huber"``.
-    calibration : privatelr.erm.Calibration
-        The public privacy calibration (``n``, ``d``, ε, ε', λ used, noise scale, bounds);
-        ``n``, ``d``, ``eps``, ``eps_eff``, ``penalty``, ``lambda_``, ``noise_scale``,
-        ``data_norm`` and ``weights_bound`` are also properties of this record.
-
-    Examples
-    --------
-    >>> from privatelr import erm
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(-0.5, 0.5, size=(100, 2))
-    >>> y = (X[:, 0] > 0).astype(int)
-    >>> rel = FitRelease.from_result(erm.fit(X, y, lambda_=0.1, eps=1.0, random_state=0))
-    >>> rel.status, rel.converged, rel.n, hasattr(rel, "value")
-    ('ok', True, 100, False)
-    """
-
-    coef: np.ndarray
-    status: str
-    convergence: int
-    method: str
-    loss: str
-    calibration: erm.Calibration
-
-    def __post_init__(self):
-        coef = np.array(self.coef, dtype=np.float64)
-        coef.setflags(write=False)
-        object.__setattr__(self, "coef", coef)
-
-    @classmethod
-    def from_result(cls, result: erm.ERMResult) -> "FitRelease":
-        """Keep the release of an :class:`~privatelr.erm.ERMResult`, drop its solver report."""
-        return cls(coef=result.coef, status=str(result.status),
-                   convergence=int(result.convergence), method=str(result.method),
-                   loss=str(result.loss), calibration=result.calibration)
-
-    @property
-    def converged(self) -> bool:
-        """Whether the solver converged (``convergence == 0``)."""
-        return self.convergence == 0
-
-    # the calibration's public fields, under the names ERMResult uses
-    n = property(lambda self: self.calibration.n, doc="Rows of the training design (public).")
-    d = property(lambda self: self.calibration.d, doc="Columns of the engine's design.")
-    eps = property(lambda self: self.calibration.eps, doc="The requested ε.")
-    eps_eff = property(lambda self: self.calibration.eps_eff, doc="ε' used for the noise.")
-    penalty = property(lambda self: self.calibration.penalty,
-                       doc="Objective-perturbation penalty ``2 log(1 + c A B^2/(n λ))``.")
-    lambda_ = property(lambda self: self.calibration.lambda_, doc="The λ used (λ* if adjusted).")
-    noise_scale = property(lambda self: self.calibration.noise_scale,
-                           doc="Scale of the Gamma-distributed noise norm.")
-    data_norm = property(lambda self: self.calibration.data_norm,
-                         doc="The public row-norm bound ``B`` of the engine's design.")
-    weights_bound = property(lambda self: self.calibration.weights_bound,
-                             doc="The public weight bound ``A`` (1 without weights).")
-
-    def __repr__(self) -> str:
-        return (f"FitRelease(method={self.method!r}, loss={self.loss!r}, status={self.status!r}, "
-                f"convergence={self.convergence}, coef={np.array2string(self.coef, precision=4)})")
-
-
-def _as_bounds(name: str, bounds, d: int) -> np.ndarray:
+def as_bounds(name: str, bounds, d: int) -> np.ndarray:
     if hasattr(bounds, "to_numpy") and not isinstance(bounds, np.ndarray):
         bounds = bounds.to_numpy()
     arr = np.asarray(bounds)
@@ -168,7 +84,7 @@ def _as_bounds(name: str, bounds, d: int) -> np.ndarray:
     return arr
 
 
-def _as_01_labels(y, n: int) -> np.ndarray:
+def as_01_labels(y, n: int) -> np.ndarray:
     """DPpack's labels: 0/1 (bool accepted); returned as float 0/1."""
     arr = label_vector("y", y, n, what="a vector of 0/1 labels")
     if arr.dtype == np.bool_:
@@ -188,7 +104,7 @@ def _add_bias(X: np.ndarray) -> np.ndarray:
     return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
 
 
-class _CMSModel:
+class CMSModel:
     """Shared machinery of the DPpack-style Chaudhuri–Monteleoni–Sarwate models."""
 
     _loss = "logistic"
@@ -212,7 +128,7 @@ class _CMSModel:
                              f"{perturbation_method!r}")
         self.perturbation_method = perturbation_method
         self.coeff: np.ndarray | None = None
-        self.result_: FitRelease | None = None
+        self.result_: erm.ERMResult | None = None
         self.add_bias_: bool | None = None
         self.n_features_in_: int | None = None
 
@@ -273,15 +189,15 @@ class _CMSModel:
             require_budget(accountant, self.eps)
         X = as_float_matrix("X", X)
         n, p = X.shape
-        upper = _as_bounds("upper_bounds", upper_bounds, p)
-        lower = _as_bounds("lower_bounds", lower_bounds, p)
+        upper = as_bounds("upper_bounds", upper_bounds, p)
+        lower = as_bounds("lower_bounds", lower_bounds, p)
         if (lower > upper).any():
             j = int(np.flatnonzero(lower > upper)[0])
             raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
                              f"{lower[j]} > upper {upper[j]}")
         if not isinstance(add_bias, (bool, np.bool_)):
             raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
-        y01 = _as_01_labels(y, n)
+        y01 = as_01_labels(y, n)
         w, A = self._weights(weights, weights_upper_bound, n)
         rng = check_random_state(random_state)
 
@@ -293,7 +209,7 @@ class _CMSModel:
         # keep the release only: coefficients, public calibration, status (no solver report,
         # no objective value, no training predictions); assigned together once the fit worked
         self.coeff = result.coef / divisor
-        self.result_ = FitRelease.from_result(result)
+        self.result_ = result.release()  # the release only: no solver report, no objective value
         self.add_bias_ = bool(add_bias)
         self.n_features_in_ = p
         return self
@@ -347,7 +263,7 @@ class _CMSModel:
                 f"gamma={self.gamma!r}, perturbation_method={self.perturbation_method!r})")
 
 
-class LogisticRegressionDP(_CMSModel):
+class LogisticRegressionDP(CMSModel):
     r"""ε-differentially private L2-regularised logistic regression, DPpack style.
 
     Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011): objective perturbation (Algorithm 2) or
@@ -369,7 +285,9 @@ class LogisticRegressionDP(_CMSModel):
     coeff : ndarray
         Coefficients in the original units of ``X`` (bias first when ``add_bias``). These are
         ε-differentially private.
-    result_ : FitRelease
+    result_ : privatelr.ERMResult
+        The release of the engine's fit (:meth:`~privatelr.ERMResult.release`: coefficients,
+        public calibration, status; no diagnostics).
         What the model keeps of the engine's fit on the scaled problem: the private
         coefficients there, the public calibration, ``status`` and ``convergence``. The
         solver's report (objective value, iterations, gradient norm) is a statistic of the
@@ -403,7 +321,7 @@ class LogisticRegressionDP(_CMSModel):
         return (z > 0).astype(int)
 
 
-class SVMDP(_CMSModel):
+class SVMDP(CMSModel):
     r"""ε-differentially private support vector machine with the Huber loss, DPpack style.
 
     The hinge loss is replaced by its Huberised version with constant ``huber_h`` (JMLR11
@@ -442,7 +360,9 @@ class SVMDP(_CMSModel):
         for the Gaussian kernel).
     omega, phase : ndarray
         The random Fourier frequencies ``(p[+1], D)`` and phases ``(D,)`` (Gaussian kernel).
-    result_ : FitRelease
+    result_ : privatelr.ERMResult
+        The release of the engine's fit (:meth:`~privatelr.ERMResult.release`: coefficients,
+        public calibration, status; no diagnostics).
         The release of the engine's fit (see :class:`LogisticRegressionDP`); no solver report.
 
     Examples
@@ -532,5 +452,5 @@ class SVMDP(_CMSModel):
 
 
 def _is_model(obj) -> bool:
-    return isinstance(obj, _CMSModel)
+    return isinstance(obj, CMSModel)
 

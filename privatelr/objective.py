@@ -34,8 +34,8 @@ import numpy as np
 from ._threads import PARALLEL_MIN_BYTES, map_chunks, sum_in_order
 from .losses import Loss
 
-_CHUNK_BYTES = 4 * 2**20
-_HESSIAN_F32_MIN_D = 24
+CHUNK_BYTES = 4 * 2**20
+HESSIAN_F32_MIN_D = 24
 
 
 class ERMObjective:
@@ -71,8 +71,8 @@ class ERMObjective:
         self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
         self.weights = weights
         self.passes = 0
-        self.chunk = max(256, _CHUNK_BYTES // (8 * self.d))
-        self._f32 = self.d >= _HESSIAN_F32_MIN_D
+        self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
+        self._f32 = self.d >= HESSIAN_F32_MIN_D
         self._w = None
         self._m = None
         self._candidate = None

@@ -14,8 +14,11 @@ Privacy contract
 * ``data_norm`` is a **public** bound ``B`` on the L2 norm of each feature vector ``x`` (the
   columns given to ``fit``, without the intercept). With ``clip=True`` (default) rows above
   it are scaled back onto the sphere of radius ``B`` (the fit stays private); with
-  ``clip=False`` rows above it trigger a :class:`~privatelr.PrivacyWarning`: the guarantee
-  does not hold for them.
+  ``clip=False`` a private fit with rows above it raises ``ValueError`` (fail closed: nothing
+  is released).
+* The classes are **declared**: ``classes=[negative, positive]``; without it the labels must
+  be 0/1 or bool (a private fit never learns its class labels from the rows — ``np.unique(y)``
+  would let one record change the model). A non-private fit (``eps`` 0 or inf) learns them.
 * With ``fit_intercept=True`` the design row is ``[1, x]``, whose norm is at most
   :math:`\sqrt{1 + B^2}`; the engine is calibrated with that bound, so the guarantee holds for
   the intercept too (which is penalised like every coefficient).
@@ -23,16 +26,16 @@ Privacy contract
   feature selection) looks at the data without privacy: use transformations with public
   constants (e.g. a ``FunctionTransformer`` dividing by known ranges).
 * A fitted estimator is a release: it keeps the coefficients, the public calibration and the
-  status (:class:`privatelr.models.FitRelease`), not the engine's solver report (objective
+  status (:meth:`privatelr.ERMResult.release`), not the engine's solver report (objective
   value, iterations, gradient norm — statistics of the training data). Pickling a fitted
   estimator (``pickle``, ``joblib``) writes only the release and the public settings: the
   ``random_state`` seed or Generator (with which anyone could redraw the noise and subtract
   it) and the clipped-row count ``n_clipped_`` (not private) are left out; the unpickled
   estimator has ``random_state=None``.
-* ``lambda_=None`` picks PrivateLR's default, generalised to the bound: the smallest λ with
-  :math:`2\log(1 + cB_d^2/(n\lambda)) = \varepsilon/10` (``c = 1/4``, :math:`B_d` the design
-  bound), i.e. :math:`\lambda = cB_d^2/(n(e^{\varepsilon/20} - 1))`; 0.001 when ``eps`` is 0 or
-  inf. It depends on ``n`` only, which is public under the neighbouring relation above.
+* ``lambda_=None`` picks the package's one default
+  (:func:`privatelr.calibration.default_lambda`): the smallest λ whose privacy penalty is
+  ε/10 for the design bound :math:`B_d`; 0.001 when ``eps`` is 0 or inf. It depends on ``n``
+  only, which is public under the neighbouring relation above.
 
 Examples
 --------
@@ -41,7 +44,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> X = rng.uniform(-1, 1, size=(500, 2)) / np.sqrt(2)
 >>> y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
->>> clf = DPLogisticRegression(eps=2.0, random_state=0).fit(X, y)
+>>> clf = DPLogisticRegression(eps=2.0, classes=["no", "yes"], random_state=0).fit(X, y)
 >>> clf.classes_.tolist(), clf.coef_.shape, clf.intercept_.shape
 (['no', 'yes'], (1, 2), (1,))
 >>> clf.predict_proba(X[:2]).shape
@@ -54,56 +57,16 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import erm
 from ._validation import check_real
-from .models import FitRelease
+from .calibration import default_lambda, norm_bound
+from .mechanisms import check_random_state
+from .rows import ArrayRows
 
 __all__ = ["DPLogisticRegression"]
-
-
-def default_lambda(n: int, eps: float, design_norm: float = 1.0, curvature: float = 0.25) -> float:
-    r"""PrivateLR's default regulariser, generalised to a design bound ``B``.
-
-    The smallest λ whose objective-perturbation penalty :math:`2\log(1 + cB^2/(n\lambda))`
-    equals ``eps/10`` (PrivateLR's ``dplr`` with ``B = 1``); 0.001 when ``eps`` is 0 or inf.
-    That is :math:`\lambda = cB^2/(n(e^{\varepsilon/20} - 1))`, computed as written when every
-    intermediate is a normal double, else from its logarithm; a λ beyond the double range
-    raises ``ValueError`` naming ``eps`` or ``data_norm`` (``B`` is the design bound derived
-    from it).
-
-    Examples
-    --------
-    >>> round(default_lambda(150, 1.0), 10)
-    0.0325069442
-    """
-    if eps == 0 or np.isinf(eps):
-        return 0.001
-    import math
-
-    from ._validation import _TINY, exp_or_raise, log_expm1
-
-    em = math.expm1(eps / 20.0) if eps < 14000.0 else math.inf
-    num = curvature * design_norm ** 2 if design_norm < 1e150 else math.inf
-    if _TINY <= em < math.inf and _TINY <= num < math.inf:
-        lam = float(num / (n * em))
-        if 0.0 < lam < math.inf:
-            return lam
-    log_em = log_expm1(eps, 20.0)
-    terms = {"eps": (eps, -log_em), "data_norm": (design_norm, 2.0 * math.log(design_norm)),
-             "n": (n, -math.log(n)), "curvature": (curvature, math.log(curvature))}
-    return exp_or_raise(
-        sum(v[1] for v in terms.values()), terms,
-        "the default lambda_ curvature*B**2/(n*(exp(eps/20) - 1)) (B: the design's norm bound "
-        "from data_norm; the smallest lambda_ whose privacy penalty is eps/10)",
-        {"eps": ("increase eps, or pass lambda_ explicitly",
-                 "pass lambda_ explicitly (e.g. lambda_=0.001), or eps=inf for a non-private fit"),
-         "data_norm": ("rescale X by a public constant so that data_norm is nearer 1, or pass "
-                       "lambda_ explicitly", "rescale X by a public constant so that data_norm "
-                       "is nearer 1, or pass lambda_ explicitly"),
-         "n": ("", "pass lambda_ explicitly"), "curvature": ("", "pass lambda_ explicitly")})
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -119,12 +82,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     eps : float, default=1.0
         Privacy level ε >= 0; 0 or ``inf`` fits without privacy (PrivateLR's convention for 0).
     lambda_ : float or None, default=None
-        Regulariser λ > 0; None uses :func:`default_lambda`.
+        Regulariser λ > 0; None uses :func:`privatelr.calibration.default_lambda`.
     method : {"objective", "output"}, default="objective"
     data_norm : float, default=1.0
         Public bound on the L2 norm of every feature row (intercept excluded).
     clip : bool, default=True
-        Clip rows above ``data_norm`` onto it (else warn with ``PrivacyWarning``).
+        Clip rows above ``data_norm`` onto it (else a private fit with such rows raises).
+    classes : sequence of two labels, optional
+        The declared classes, negative first. Without it the labels must be 0/1 or bool (a
+        non-private fit learns them).
     fit_intercept : bool, default=True
     random_state : int, numpy.random.Generator or None, default=None
         Source of the privacy noise. ``None`` draws fresh noise at every fit.
@@ -137,14 +103,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,)
     lambda_used_ : float
         The regulariser actually used (λ*, larger, when objective perturbation had to adjust).
-    result_ : privatelr.models.FitRelease
+    result_ : privatelr.ERMResult
         What the estimator keeps of the engine's fit: the private coefficients (intercept
         first), the public calibration, ``status`` and ``convergence``. The solver's report
         (objective value, iterations, gradient norm) is a statistic of the training data and is
         not kept.
     n_clipped_ : int
         Training rows whose norm exceeded ``data_norm`` and were clipped onto it (``clip=True``;
-        0 with ``clip=False``, where such rows trigger a ``PrivacyWarning`` instead). **Not
+        0 with ``clip=False``, where a private fit with such rows raises instead). **Not
         private** — a count over the training data, for the data holder: it is not part of the
         release and is left out when the estimator is pickled.
     n_features_in_ : int
@@ -159,13 +125,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, eps: float = 1.0, lambda_: float | None = None, method: str = "objective",
                  data_norm: float = 1.0, clip: bool = True, fit_intercept: bool = True,
-                 random_state=None):
+                 classes=None, random_state=None):
         self.eps = eps
         self.lambda_ = lambda_
         self.method = method
         self.data_norm = data_norm
         self.clip = clip
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -181,10 +148,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Fit the private model on ``X`` (n, d) and binary labels ``y``; returns ``self``."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(f"Only binary classification is supported: y needs exactly 2 "
-                             f"classes, got {classes.size} class(es) ({classes[:5].tolist()})")
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is {kind}.")
         if self.method not in ("objective", "output"):
             raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
         for name in ("clip", "fit_intercept"):
@@ -192,23 +159,29 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
+        private = eps > 0 and not np.isinf(eps)
+        classes, y01 = _declared_classes(self.classes, y, learn=not private)
         n = X.shape[0]
-        X, _, n_clipped = erm.check_data_norm(X, B, bool(self.clip), name="X", stacklevel=3)
-        if self.fit_intercept:
-            design = np.concatenate([np.ones((n, 1)), X], axis=1)
-            design_norm = float(np.hypot(1.0, B))
-        else:
-            design, design_norm = X, B
+        k = int(self.fit_intercept)
+        design = np.concatenate([np.ones((n, 1)), X], axis=1) if k else X
+        design_norm = norm_bound(B, bool(k))
         if self.lambda_ is None:
-            lam = default_lambda(n, eps, design_norm)
+            lam = default_lambda(n, eps, data_norm=design_norm)
         else:
             if not isinstance(self.lambda_, numbers.Real):
                 raise TypeError(f"lambda_ must be a positive number or None, got {self.lambda_!r}")
             lam = check_real("lambda_", self.lambda_, low=0.0, low_open=True)
-        y01 = (y == classes[1]).astype(np.float64)
-        result = erm.fit(design, y01, lambda_=lam, eps=eps, method=self.method,
-                         data_norm=design_norm, clip=False, norm_check=False,
-                         random_state=self.random_state)
+        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm)
+        rows = ArrayRows(design, y01)
+        scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
+        if not (scan.n_over and self.clip):
+            scan.check_magnitude("X")
+        n_clipped = 0
+        if scan.n_over and self.clip:
+            rows, n_clipped = rows.clipped(B, start=k), scan.n_over
+        elif scan.n_over and private:
+            raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=""))
+        result = erm.fit_rows(rows, rng=check_random_state(self.random_state), **options)
         coef = result.coef
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()
@@ -218,8 +191,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             self.coef_ = coef.reshape(1, -1)
         self.classes_ = classes
         self.lambda_used_ = result.lambda_
-        self.result_ = FitRelease.from_result(result)  # the release only, no solver report
-        self.n_clipped_ = int(n_clipped)  # the engine was told norm_check=False: count it here
+        self.result_ = result.release()  # the release only, no solver report
+        self.n_clipped_ = int(n_clipped)
         return self
 
     def __getstate__(self):
@@ -255,3 +228,32 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Predicted labels (``classes_[1]`` where the log-odds are positive)."""
         z = self.decision_function(X)  # checks fitted state first
         return self.classes_[(z > 0).astype(int)]
+
+
+def _declared_classes(classes, y: np.ndarray, *, learn: bool):
+    """``(classes_, y coded 0/1)``: declared classes, 0/1 or bool labels, or (``learn``, a
+    non-private fit) the two values of ``y``."""
+    if classes is not None:
+        if isinstance(classes, (str, bytes)) or not hasattr(classes, "__len__") or \
+                len(classes) != 2 or classes[0] == classes[1]:
+            raise ValueError(f"classes must list two distinct labels [negative, positive], got "
+                             f"{classes!r}")
+        declared = np.asarray(classes)
+        inside = np.isin(y, declared)
+        if not inside.all():
+            raise ValueError(f"y holds labels outside classes={list(declared)}; declare every "
+                             "label (or map the others first)")
+        return declared, (y == declared[1]).astype(np.float64)
+    values = np.unique(y)
+    if learn:
+        if values.size != 2:
+            raise ValueError(f"Only binary classification is supported: y needs exactly 2 "
+                             f"classes, got {values.size} class(es)")
+        return values, (y == values[1]).astype(np.float64)
+    if y.dtype == np.bool_:
+        return np.array([False, True]), y.astype(np.float64)
+    if np.issubdtype(y.dtype, np.number) and set(values.tolist()) <= {0, 1}:
+        return np.array([0, 1]), (y == 1).astype(np.float64)
+    raise ValueError("the classes of a private fit are declared, never learned from the labels "
+                     "(one record could change them): pass classes=[negative, positive], or "
+                     "use 0/1 or bool labels")

@@ -10,8 +10,8 @@ every candidate on one more disjoint slice, and choose with the exponential mech
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,34 +20,10 @@ import pandas as pd
 from ._validation import as_float_matrix, check_real
 from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism
-from .models import _as_01_labels, _as_bounds, _CMSModel
+from .results import TuningRecord
+from .models import CMSModel, as_01_labels, as_bounds
 
 __all__ = ["tune_classification_model", "dplr_tune", "TuningRecord", "dppack_split"]
-
-
-@dataclass(frozen=True)
-class TuningRecord:
-    """What a private tuning run may release about itself.
-
-    Attributes
-    ----------
-    candidates : tuple
-        The candidate hyperparameters (``gamma`` of each model, or ``lambda_`` for
-        :func:`privatelr.dplr_tune`), in the order given.
-    chosen : int
-        Index of the chosen candidate (output of the exponential mechanism; private).
-    eps : float
-        The ε of the whole procedure (the common ε of the candidates).
-    group_sizes : tuple of int
-        Rows per training group, then the validation group (depends on ``n`` only).
-
-    The validation error counts are deliberately **not** stored: they are not private.
-    """
-
-    candidates: tuple
-    chosen: int
-    eps: float
-    group_sizes: tuple
 
 
 def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
@@ -158,14 +134,14 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     >>> best.gamma in (100, 1, 1e-4), best.tuning_.chosen in (0, 1, 2)
     (True, True)
     """
-    if isinstance(models, (_CMSModel, str, bytes)) or not hasattr(models, "__iter__"):
+    if isinstance(models, (CMSModel, str, bytes)) or not hasattr(models, "__iter__"):
         raise TypeError("models must be a list of LogisticRegressionDP / SVMDP objects, got "
                         f"{type(models).__name__}")
     models = list(models)
     if not models:
         raise ValueError("models is empty: give at least one candidate model")
     for i, mdl in enumerate(models):
-        if not isinstance(mdl, _CMSModel):
+        if not isinstance(mdl, CMSModel):
             raise TypeError(f"models[{i}] is a {type(mdl).__name__}; expected LogisticRegressionDP "
                             "or SVMDP")
     if len({id(mdl) for mdl in models}) != len(models):
@@ -187,9 +163,9 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     if ya.ndim != 1 or ya.shape[0] != n:
         raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
                          f"{np.shape(y)}")
-    ya = _as_01_labels(ya, n)
-    upper = _as_bounds("upper_bounds", upper_bounds, p)
-    lower = _as_bounds("lower_bounds", lower_bounds, p)
+    ya = as_01_labels(ya, n)
+    upper = as_bounds("upper_bounds", upper_bounds, p)
+    lower = as_bounds("lower_bounds", lower_bounds, p)
     if (lower > upper).any():
         j = int(np.flatnonzero(lower > upper)[0])
         raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
@@ -201,7 +177,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
         wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
         if wa.ndim != 1 or wa.shape[0] != n:
             raise ValueError(f"weights must be a 1-D array of length {n}, got shape {np.shape(weights)}")
-    wa, _ = _CMSModel._weights(wa, weights_upper_bound, n)
+    wa, _ = CMSModel._weights(wa, weights_upper_bound, n)
     m = len(models)
     train, valid = dppack_split(n, m)
     rng = check_random_state(random_state)
@@ -301,7 +277,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     ((0.001, 0.01, 0.1), (38, 38, 37, 37))
     """
     from .design import as_frame, formula_text, make_spec
-    from .dplr import fit_rows
+    from ._dplr import check_compat, fit_frame
 
     if isinstance(lambdas, (str, bytes)) or not hasattr(lambdas, "__iter__"):
         raise TypeError(f"lambdas must be a sequence of positive numbers, got {lambdas!r}")
@@ -311,9 +287,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         raise ValueError("lambdas is empty: give at least one candidate regulariser")
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
-    if compat is not None and (not isinstance(compat, str) or compat.lower() != "privatelr"):
-        raise ValueError(f"compat must be None or 'PrivateLR', got {compat!r}")
-    compat = None if compat is None else "PrivateLR"
+    compat = check_compat(compat, data_norm)
     if accountant is not None:  # one spend of eps (parallel composition), before any data
         if compat is not None and eps > 0:
             raise ValueError("compat='PrivateLR' fits are not private; an accountant cannot be "
@@ -335,6 +309,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
 
     valid_frame = frame.iloc[valid].reset_index(drop=True)
     vrows = spec.rows(valid_frame, raw=True, what="the validation group")
+
     observed_hi = vrows.y == 1.0
     if accountant is not None:  # charged before any candidate is fitted; not refunded
         accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
@@ -342,18 +317,16 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     fits = []
     errors = np.empty(m)
     for j, (lam, rows) in enumerate(zip(lambdas, train)):
-        group = spec.rows(frame.iloc[rows].reset_index(drop=True), raw=True,
-                          what=f"training group {j + 1}")
-        fit = fit_rows(spec, group, call=f"dplr_tune candidate {j + 1}", lambda_=lam, eps=eps,
-                       verbose=verbose, rp_dim=rp_dim, threshold="fixed", do_scale=False, op=op,
-                       data_norm=data_norm, clip=clip, compat=compat, rng=rng, stacklevel=3)
+        fit = fit_frame(spec, frame.iloc[rows].reset_index(drop=True),
+                        call=f"dplr_tune candidate {j + 1}", lambda_=lam, eps=eps,
+                        verbose=verbose, rp_dim=rp_dim, threshold="fixed", do_scale=False, op=op,
+                        data_norm=data_norm, clip=clip, compat=compat, rng=rng, stacklevel=3)
         p = fit.predict(valid_frame)[vrows.complete]
         ok = ~np.isnan(p)
         errors[j] = np.count_nonzero((p[ok] > fit.p_tr) != observed_hi[ok])
         fits.append(fit)
     chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
-    best = fits[chosen]
-    best.tuning = TuningRecord(candidates=lambdas, chosen=chosen, eps=eps,
-                               group_sizes=tuple(len(g) for g in train) + (len(valid),))
-    return best
+    return dataclasses.replace(fits[chosen], tuning=TuningRecord(
+        candidates=lambdas, chosen=chosen, eps=eps,
+        group_sizes=tuple(len(g) for g in train) + (len(valid),)))

@@ -81,7 +81,8 @@ def dplr_html(model) -> str:
         ("Rows used (n) / coefficients (d)", f"{model.n} / {model.d}", ""),
         ("Convergence of optimization", "TRUE" if model.convergence == 0 else "FALSE", ""),
         ("Status", model.status, ""),
-        ("C-index (AUC), training data", r_number(model.CIndex), "leak"),
+        ("C-index (AUC), training data",
+         "NA" if model.diagnostics is None else r_number(model.CIndex), "leak"),
         ("Classification threshold (p.tr)", r_number(model.p_tr),
          "leak" if model.threshold != "fixed" else ""),
     ]

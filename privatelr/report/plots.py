@@ -278,25 +278,18 @@ def _band(vals: np.ndarray, band: str, m: float) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------
 
 def _fit_facts(model):
-    """(names, coef, calibration, design rows function or None) for DPLR / ERMResult."""
-    from .. import erm
-
+    """(names, coef, calibration) of a fitted ``dplr`` model or engine result — the calibration
+    they keep, never re-derived here."""
+    cal = getattr(model, "calibration", None)
+    coef = getattr(model, "coef", None)
+    if cal is None or coef is None:
+        raise TypeError(f"plot_coefficients needs a DPLR (from dplr()) or an erm.ERMResult, got "
+                        f"{type(model).__name__}")
     if _is_dplr(model):
-        method = model.method
-        names = [str(c) for c in model.coefficients.index]
-        coef = model.coefficients.to_numpy(dtype=float)
-        eps = model.eps
-        cal = erm.calibrate(model.n, model.d, eps=eps if method != "nonprivate" else 0.0,
-                            lambda_=model.lambda_,
-                            method="output" if method == "output" else "objective",
-                            data_norm=model.norm_bound)
-        return names, coef, cal
-    if isinstance(model, erm.ERMResult):
-        if model.calibration is None:
-            raise ValueError("this ERMResult carries no calibration")
-        return [f"w{j}" for j in range(model.d)], np.asarray(model.coef, float), model.calibration
-    raise TypeError(f"plot_coefficients needs a DPLR (from dplr()) or an erm.ERMResult, got "
-                    f"{type(model).__name__}")
+        names = [str(c) for c in model.spec.columns]
+    else:
+        names = [f"w{j}" for j in range(len(coef))]
+    return names, np.asarray(coef, dtype=float), cal
 
 
 def noise_draws(model, draws: int = 200, random_state=None, data=None) -> np.ndarray:

@@ -123,13 +123,21 @@ VOID_HEADLINE = (" NOT PRIVATE: compat='PrivateLR' reproduces R's PrivateLR (nor
                  "eps does not hold.")
 
 
+def _c_index_text(model) -> str:
+    """The training C-index, or R's ``NA`` when the model carries no diagnostics (a release
+    loaded from a file: the C-index is a statistic of the training rows, not part of it)."""
+    if getattr(model, "diagnostics", None) is None:
+        return "NA"
+    return r_number(model.CIndex)
+
+
 def summarize(model) -> DPLRSummary:
     """Build the summary of a fitted ``dplr`` model (duck-typed: any object with its fields)."""
     common = {
         "epsilon": f" Privacy level: {r_number(model.eps)}",
         "lambda": f" Regularization parameter: {r_number(model.lambda_)}",
         "convergence": f" Convergence of optimization : {'TRUE' if model.convergence == 0 else 'FALSE'}",
-        "c_index": f" C-index (AUC): {r_number(model.CIndex)}",
+        "c_index": f" C-index (AUC): {_c_index_text(model)}",
         "status": f" Status: {model.status}",
     }
     if model.did_rp:

@@ -83,15 +83,15 @@ def test_c_variant_refuses_small_eps(tmp_path):
     assert run("lrsimple", str(path), "--seed", "1").returncode == 0
 
 
-def test_rows_outside_the_unit_ball_warn_on_stderr(tmp_path):
+def test_rows_outside_the_unit_ball_fail_closed_or_clip(tmp_path):
     path = tmp_path / "big.txt"
     write_cformat(path, [[0.5, 0.5], [2.0, 0.0], [0.1, -0.3], [-0.2, 0.4]], [1, 1, -1, -1],
                   lambda_=0.5, eps=5.0)
     proc = run("lrsimple", str(path), "--seed", "1")
-    assert proc.returncode == 0
-    warn = [ln for ln in proc.stderr.splitlines() if "PrivacyWarning" in ln]
-    assert len(warn) == 1 and "1 of 4 rows have L2 norm above 1" in warn[0]
-    assert len(proc.stdout.splitlines()) == 3
+    assert proc.returncode == 2 and proc.stdout == ""          # nothing released
+    assert "above data_norm=1" in proc.stderr and "clip" in proc.stderr
+    proc = run("lrsimple", str(path), "--seed", "1", "--clip")
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 3
 
 
 MALFORMED = [

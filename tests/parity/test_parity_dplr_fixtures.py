@@ -12,7 +12,7 @@ from scipy.special import logit
 from privatelr import dplr, scaled
 from privatelr.datasets import load_iris, load_mtcars
 from privatelr.design import rp_suggest
-from privatelr.dplr import default_lambda
+from privatelr.calibration import default_lambda
 
 FIX = Path(__file__).parents[1] / "fixtures"
 DATA = {"iris": load_iris(), "mtcars": load_mtcars()}
@@ -42,10 +42,19 @@ def test_lambda_default(case):
     assert default_lambda(case["n"], case["eps"]) == pytest.approx(case["lambda"], rel=1e-12)
     if case["n"] <= 1000:
         for op in (True, False):
-            m = _quiet(_toy(case["n"]), eps=case["eps"], op=op, random_state=0)
+            # R's calibration (B = 1): R's lambda exactly
+            m = _quiet(_toy(case["n"]), eps=case["eps"], op=op, random_state=0,
+                       compat="PrivateLR")
             assert m.lambda_ == pytest.approx(case["lambda"], rel=1e-12)
             assert m.status == "ok"
             assert m.n == case["n"]
+            # the default, intercept-aware bound B^2 = 2: the same rule (penalty eps/10), so
+            # twice R's lambda
+            d = _quiet(_toy(case["n"]), eps=case["eps"], op=op, random_state=0)
+            factor = 2 if case["eps"] > 0 else 1        # eps = 0: R's 0.001 in both modes
+            assert d.lambda_ == pytest.approx(factor * case["lambda"], rel=1e-12)
+            if op and case["eps"] > 0:
+                assert d.penalty == pytest.approx(case["eps"] / 10, rel=1e-10)
 
 
 # ---- privacy_calibration ---------------------------------------------------------------------
@@ -65,7 +74,8 @@ def test_privacy_calibration_through_dplr(case):
     # the default mode calibrates for design rows (1, x) with ||x|| <= 1: B^2 = 2
     d = _quiet("Species ~ .", iris, lambda_=case["lambda_arg"], eps=case["eps"], clip=True,
                random_state=1)
-    lam_req = case["lambda_arg"] if case["lambda_arg"] is not None else case["lambda_used"]
+    # (with lambda_=None the one default rule picks 2x R's lambda: penalty eps/10 at B^2 = 2)
+    lam_req = case["lambda_arg"] if case["lambda_arg"] is not None else 2 * case["lambda_used"]
     penalty = 2 * np.log1p(2 * 0.25 / (case["n"] * lam_req))
     assert d.penalty == pytest.approx(penalty, rel=1e-10)
     if case["eps"] - penalty > 0:

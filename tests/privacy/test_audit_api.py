@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import beta
 
 from privatelr import audit
-from privatelr.audit import AuditResult, clopper_pearson
+from privatelr.auditing import AuditResult, clopper_pearson
 
 
 def _laplace(x, rng):

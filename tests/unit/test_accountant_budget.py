@@ -143,8 +143,8 @@ def test_erm_fit_spends_eps_and_matches_the_fit_without_accountant():
     np.testing.assert_array_equal(a.coef, b.coef)
     erm.fit(X, Y, lambda_=0.1, eps=0.6, method="output", random_state=2, accountant=acc)
     assert acc.spent == (1.0, 0.0)
-    assert [e.note for e in acc.ledger] == ["erm.fit objective perturbation, logistic loss",
-                                            "erm.fit output perturbation, logistic loss"]
+    assert [e.note for e in acc.ledger] == ["objective perturbation, logistic loss",
+                                            "output perturbation, logistic loss"]
     with pytest.raises(BudgetExceededError):
         erm.fit(X, Y, lambda_=0.1, eps=0.1, random_state=3, accountant=acc)
 

@@ -88,7 +88,7 @@ def test_projection_clip_missing_and_multiclass(client):
     assert dsk.n == 1960
     _same(dsk, mem)
     # a declared three-level response: first level against the rest, as in memory
-    with pytest.warns(UserWarning, match="3 declared classes"):
+    with pytest.warns(UserWarning, match="3 classes"):
         dsk = dplr("g ~ a + b", ddf, eps=1.0, random_state=2)
     with pytest.warns(UserWarning, match="3 classes"):
         mem = dplr("g ~ a + b", df, eps=1.0, random_state=2)

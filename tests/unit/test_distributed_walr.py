@@ -63,7 +63,7 @@ def test_checks_on_dask_data(client):
     X, y, w = _data(1)
     Xbad = X.copy()
     Xbad[7, 2] = 1.5
-    with pytest.raises(ValueError, match=r"X must lie in \[0, 1\].*1 row\(s\)"):
+    with pytest.raises(ValueError, match=r"X must lie in \[0, 1\].*outside it in"):
         noisy_dot_product(_d(Xbad), _d(y), eps=1.0, delta=1e-6)
     clipped = noisy_dot_product(_d(Xbad), _d(y), eps=1.0, delta=1e-6, clip=True, random_state=0)
     ref = noisy_dot_product(Xbad, y, eps=1.0, delta=1e-6, clip=True, random_state=0)
@@ -89,6 +89,6 @@ def test_walr_formula_on_dask_dataframe(client):
     assert dsk.columns == mem.columns == ("(Intercept)", "a", "b", "gv")
     np.testing.assert_allclose(dsk.coef, mem.coef, rtol=0, atol=1e-10)
     np.testing.assert_allclose(dsk.predict_proba(df), mem.predict_proba(df), rtol=0, atol=1e-12)
-    with pytest.raises(ValueError, match="3 declared values"):
+    with pytest.raises(ValueError, match="3 values"):
         walr("g ~ a", dd.from_pandas(df.assign(g=pd.Categorical(df.g, categories=["u", "v", "x"])),
                                      npartitions=PARTS), eps=1.0, delta=1e-6, lambda_=1e-3)

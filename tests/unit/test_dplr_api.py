@@ -1,4 +1,4 @@
-"""privatelr.dplr: dispatch, result fields, warnings, verbose messages, predict, summary."""
+"""dplr (privatelr._dplr): dispatch, result fields, warnings, verbose messages, predict, summary."""
 
 import json
 import warnings
@@ -100,15 +100,16 @@ def test_result_fields(iris01):
     with pytest.warns(UserWarning, match="3 classes"):
         m = dplr("Species ~ .", iris01, random_state=0)
     assert isinstance(m, DPLR)
-    assert m.par is m.coefficients and m.coefficients.name == "coefficients"
+    assert m.par.equals(m.coefficients) and m.coefficients.name == "coefficients"
     assert m.n == 150 and m.d == 5 and m.eps == 1.0 and m.p_tr == 0.5
-    assert m.lambda_ == pytest.approx(1 / (4 * 150 * np.expm1(1 / 20)))
+    # the one default rule: the penalty 2 log(1 + B^2/(4 n lambda)) is exactly eps/10 for B^2 = 2
+    assert m.lambda_ == pytest.approx(2 / (4 * 150 * np.expm1(1 / 20)))
     assert m.status == "ok" and m.convergence == 0 and not m.did_rp and not m.scaled
     assert m.rp_dim is None and m.rp_p is None and m.method == "objective"
     assert m.norm_bound == pytest.approx(np.sqrt(2)) and 0 <= m.CIndex <= 1
     # intercept-aware penalty: 2 log(1 + B^2/(4 n lambda)) with B^2 = 2
     assert m.penalty == pytest.approx(2 * np.log1p(2 / (4 * 150 * m.lambda_)))
-    assert m.eps_eff == pytest.approx(1 - m.penalty)
+    assert m.eps_eff == pytest.approx(1 - m.penalty) and m.penalty == pytest.approx(0.1)
     assert set(m.counts) and isinstance(m.message, str) and m.call.startswith("dplr(")
     assert m.classes == ["setosa", "not setosa"]
 
@@ -194,7 +195,9 @@ def test_verbose_messages(iris01, capsys):
     assert capsys.readouterr().out == ""
     _quiet("Species ~ .", iris01, random_state=0, verbose=1)
     out = capsys.readouterr().out
-    assert "dplr: set lambda to: 0.0325069441551098" in out
+    # the one default rule: penalty eps/10 for the bound B = sqrt(2) (R's rule at B = 1 doubled)
+    assert "dplr: set lambda to: 0.0650138883102196" in out
+    assert "dplr: privacy penalty due to regularizer: 0.1" in out
     assert "dplr: privacy penalty due to regularizer:" in out and "dplr: alpha - penalty:" in out
     assert "dplr: design" not in out
     _quiet("Species ~ .", iris01, random_state=0, verbose=2, rp_dim=2)
@@ -293,7 +296,7 @@ def test_summary_layout(iris01):
     assert lines[0] == "Species ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width "
     assert lines[1] == ""
     assert lines[2] == " Privacy level: 1 "
-    assert lines[3] == " Regularization parameter: 0.0325069441551098 "
+    assert lines[3] == " Regularization parameter: 0.0650138883102196 "
     assert lines[4] == " Convergence of optimization : TRUE "
     assert lines[5].startswith(" C-index (AUC): ")
     assert lines[6] == " Status: ok "

@@ -73,13 +73,14 @@ def test_single_class_labels_are_allowed():
     assert res.convergence == 0
 
 
-def test_rows_above_the_bound_warn_once_with_count():
+def test_rows_above_the_bound_fail_closed():
     X = X0.copy()
     X[:4] *= 10  # four rows far outside the unit ball
-    with pytest.warns(PrivacyWarning, match="4 of 60 rows") as rec:
-        res = fit(X=X)
-    assert len([w for w in rec if w.category is PrivacyWarning]) == 1
-    assert res.n_exceeding == 4 and res.n_clipped == 0
+    with pytest.raises(ValueError, match="above data_norm=1.*clip=True") as info:
+        fit(X=X)
+    assert "4" not in str(info.value)           # no statistic of the data in the message
+    res = fit(X=X, eps=0)                       # a non-private fit has no bound to keep
+    assert res.method == "nonprivate"
 
 
 def test_clip_projects_rows_into_the_ball_without_warning():

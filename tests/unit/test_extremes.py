@@ -223,9 +223,13 @@ def test_clipping_puts_1e155_rows_on_the_sphere():
         assert norms[3] == pytest.approx(bound, rel=1e-15)
         assert (norms <= bound * (1 + 1e-12)).all()
         assert k == int((row_norms(big) > bound * (1 + 5e-13)).sum())
-    # through erm.check_data_norm (used by the scikit-learn estimator before its fit)
-    clipped, n_exc, n_clip = erm.check_data_norm(big, 1.0, True)
-    assert n_exc == n_clip >= 1 and row_norms(clipped)[3] == pytest.approx(1.0, rel=1e-15)
+    # through the row source (used by every front end before its fit)
+    from privatelr.rows import ArrayRows
+
+    rows = ArrayRows(big, np.ones(len(big)))
+    assert rows.scan(bound=1.0).n_over >= 1
+    clipped = rows.clipped(1.0).X
+    assert row_norms(clipped)[3] == pytest.approx(1.0, rel=1e-15)
     np.testing.assert_allclose(clipped[3], np.full(3, 1 / math.sqrt(3)), rtol=1e-15)
     # the estimator clips such a row onto the sphere (it was clipped to zero before)
     est = DPLogisticRegression(random_state=0).fit(big[:, 1:], Y)
@@ -240,11 +244,17 @@ def test_row_norms_at_every_scale():
     assert got[5] == math.inf and math.isnan(got[6]) and got[7] == math.inf
 
 
-def test_fit_refuses_values_whose_squares_overflow_even_when_clipping():
+def test_values_whose_squares_overflow_are_clipped_or_refused():
     big = X.copy()
     big[3] = 1e155
+    # the issue: 1e155-sized rows with clip=True land on the sphere (norms without overflow)
+    res = erm.fit(big, Y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    assert np.isfinite(res.coef).all() and res.n_clipped >= 1
+    # without clipping the passes would overflow: refused, naming the problem
     with pytest.raises(ValueError, match=r"X has values as large as 1e\+155.*overflow"):
-        erm.fit(big, Y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+        erm.fit(big, Y, lambda_=0.01, eps=1.0, random_state=0)
+    with pytest.raises(ValueError, match=r"X has values as large as 1e\+155.*overflow"):
+        erm.fit(big, Y, lambda_=0.01, eps=0)
 
 
 # ---------------------------------------------------------------- dplr and the estimator
@@ -263,7 +273,7 @@ def test_dplr_returns_finite_coefficients_or_names_the_argument(arg, value):
 
 @pytest.mark.parametrize("value", VALUES)
 def test_default_lambda_is_exact_or_names_eps(value):
-    from privatelr.dplr import default_lambda
+    from privatelr.calibration import default_lambda
 
     lam = outcome(lambda: default_lambda(N, value), "eps")
     ref = 1 / (4 * N * mpmath.expm1(mpmath.mpf(value) / 20))
@@ -395,12 +405,16 @@ def _both(X_, y_, **kw):
 
 
 @pytest.mark.parametrize("value", [1e155, 2e150, 1e300])
-def test_dask_refuses_values_too_large_with_the_in_memory_message(client, value):
+def test_dask_treats_values_too_large_like_memory(client, value):
     big = X.copy()
     big[7, 1] = value  # before: Dask clipped such rows to zero and reported status 'ok'
-    mem, dsk = _both(big, Y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    mem, dsk = _both(big, Y, lambda_=0.01, eps=1.0, random_state=0)
     assert isinstance(mem, str) and "X has values as large as" in mem
     assert dsk == mem
+    # with clip=True both put the row on the sphere and fit the same coefficients
+    mem, dsk = _both(big, Y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    assert not isinstance(mem, str) and mem.n_clipped >= 1
+    np.testing.assert_allclose(dsk.coef, mem.coef, rtol=0, atol=1e-10)
 
 
 def test_dask_refuses_gradients_the_solver_cannot_square_like_memory(client):

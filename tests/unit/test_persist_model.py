@@ -66,21 +66,30 @@ def test_save_load_predict_is_bit_for_bit(tmp_path, case):
     assert np.array_equal(model.predict(sub), back.predict(sub))
     assert back.coefficients.equals(model.coefficients)
     for name in ("eps", "eps_eff", "lambda_", "status", "p_tr", "threshold", "method", "n", "d",
-                 "did_rp", "rp_dim", "scaled", "formula", "call", "norm_bound", "CIndex",
-                 "counts", "convergence", "message"):
+                 "did_rp", "rp_dim", "scaled", "formula", "call", "norm_bound", "convergence",
+                 "calibration", "data_norm", "compat", "n_dropped", "tuning"):
         assert getattr(back, name) == getattr(model, name), name
-    # value is NaN for a private fit (not released); NaN must come back as NaN
-    assert back.value == model.value or (np.isnan(back.value) and np.isnan(model.value))
     assert back.spec == model.spec
     if model.rp_p is not None:
         assert np.array_equal(back.rp_p, model.rp_p)
-    assert str(back.summary()) == str(model.summary())
+    # the file holds the release: the diagnostics (C-index, solver report) are not in it
+    assert back.diagnostics is None and np.isnan(back.CIndex)
+    assert str(back.summary()) == str(model.release().summary())
+    # ... unless the caller asks for them, and then they say they are not private
+    path2 = tmp_path / "with_diagnostics.json"
+    model.to_json(path2, diagnostics=True)
+    assert "diagnostics (not private)" in path2.read_text()
+    back2 = load_model(path2)
+    for name in ("CIndex", "counts", "message", "n_exceeding", "n_clipped"):
+        assert getattr(back2, name) == getattr(model, name), name
+    assert str(back2.summary()) == str(model.summary())
 
 
 def test_projection_and_scaling_are_in_the_file(tmp_path):
     model, _ = CASES["projection"]()
     d = json.loads(model.to_json())
     assert np.array_equal(np.array(d["design"]["preprocess"]["projection"]), model.rp_p)
+    assert d["guarantee"].startswith("void: compat='PrivateLR'")
     assert d["threshold"]["method"] == "youden" and d["threshold"]["p_tr"] == model.p_tr
     assert d["coefficients"]["names"] == ["(Intercept)", "dim.1", "dim.2"]
     scaled_model, _ = CASES["do_scale"]()
@@ -88,7 +97,7 @@ def test_projection_and_scaling_are_in_the_file(tmp_path):
     assert d["design"]["preprocess"]["scale_factor"] == scaled_model.scale_factor
     assert len(d["design"]["preprocess"]["center"]) == 4
     assert d["format_version"] == FORMAT_VERSION and d["package_version"]
-    assert d["formula"] == scaled_model.formula and d["eps"] == 1.0
+    assert d["formula"] == scaled_model.formula and d["calibration"]["eps"] == 1.0
 
 
 def test_non_finite_numbers_are_strict_json():
@@ -159,7 +168,7 @@ def _set(path, value):
 @pytest.mark.parametrize("edit, pattern", [
     (lambda d: d["coefficients"]["values"].pop(), "same length"),
     (lambda d: d["coefficients"].__setitem__("values", ["a"] * 7), "list of numbers"),
-    (lambda d: d.pop("design"), "missing field 'design'"),
+    (lambda d: d.pop("design"), r"missing field\(s\) \['design'\]"),
     # the terms are R text, parsed and interpreted, never run: foreign text is refused
     (_set(("design", "atoms", 0, "name"), "__import__('os')"), "cannot read|do not match"),
     (_set(("design", "atoms", 0, "name"), "system('true')"), "do not match"),
@@ -172,14 +181,18 @@ def _set(path, value):
     (_set(("design", "labels"), None), "labels"),
     (_set(("design", "intercept"), "yes"), "intercept"),
     (_set(("design", "variable_kinds", "mpg"), "chr"), "needs numbers"),
-    (_set(("design", "preprocess"), {"clip": float("nan")}), "clip must be"),
+    (_set(("design", "preprocess"), {"clip": 0.0}), "clip must be"),
     (_set(("design", "preprocess"), {"clip": -1.0}), "clip must be"),
     (lambda d: d["design"].__setitem__("unknown_key", 1), "unknown field"),
-    (lambda d: d["fit"].__setitem__("d", 99), "d = 99"),
-    (lambda d: d["fit"].pop("n"), "missing field 'n'"),
-    (lambda d: d["fit"].__setitem__("bogus", 1), "unknown field"),
-    (_set(("lambda",), -1.0), "lambda_"),
-    (_set(("fit", "counts"), {"function": "many"}), "counts"),
+    (_set(("calibration", "d"), 99), "not what its inputs give|d = 99"),
+    (lambda d: d["calibration"].pop("n"), r"missing field\(s\) \['n'\]"),
+    (lambda d: d.__setitem__("bogus", 1), "unknown field"),
+    (_set(("calibration", "lambda_requested"), -1.0), "lambda_requested"),
+    (_set(("calibration", "noise_scale"), 1e-9), "not what its inputs give"),
+    (_set(("calibration", "eps_eff"), 5.0), "not what its inputs give"),
+    (_set(("data_norm",), 100.0), "norm bound does not follow"),
+    (_set(("guarantee",), "void: made up"), "guarantee text"),
+    (_set(("n_dropped",), -1), "n_dropped"),
     (_set(("threshold", "p_tr"), 2.0), "p_tr"),
     (lambda d: d["coefficients"]["names"].__setitem__(0, "Intercept"), "differ from the design"),
 ])
@@ -207,9 +220,11 @@ def test_to_json_without_path_returns_the_text_and_dict_layout():
     model, _ = CASES["factors"]()
     text = model.to_json()
     assert text == dumps(model)
-    d = model_to_dict(model)
-    assert set(d) >= {"format", "format_version", "package_version", "formula", "coefficients",
-                      "threshold", "status", "eps", "lambda", "design", "fit", "sha256"}
+    d = json.loads(text)
+    body = model_to_dict(model)
+    assert set(d) == {"format", "format_version", "package_version", "sha256"} | set(body)
+    assert set(body) >= {"formula", "guarantee", "coefficients", "calibration", "threshold",
+                         "status", "design"}
     assert d["design"]["atoms"][2]["levels"] == ["five", "four", "three"]  # factor levels kept
 
 

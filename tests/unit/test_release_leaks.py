@@ -24,9 +24,10 @@ import privatelr.tuning as tuning
 from privatelr import (SVMDP, LogisticRegressionDP, PrivacyAccountant, erm,
                        tune_classification_model)
 from privatelr import models
+from privatelr.results import ERMResult
 from privatelr.tuning import dplr_tune
 
-dplr_module = importlib.import_module("privatelr.dplr")  # the module (privatelr.dplr is the function)
+dplr_module = importlib.import_module("privatelr._dplr")  # the module of the dplr front end
 
 
 def _leaves(obj, path="", depth=0):
@@ -144,7 +145,7 @@ def _without_coefficients(model, names):
 def test_fitted_model_keeps_only_the_release(make):
     (X, y), _ = _neighbours()
     m = make().fit(X, y, [1, 1], [-1, -1], random_state=3)
-    assert isinstance(m.result_, models.FitRelease)
+    assert isinstance(m.result_, ERMResult) and m.result_.diagnostics is None
     back = pickle.loads(pickle.dumps(m))
     expected = {"regularizer", "eps", "gamma", "perturbation_method", "coeff", "result_",
                 "add_bias_", "n_features_in_"}
@@ -152,8 +153,9 @@ def test_fitted_model_keeps_only_the_release(make):
         expected |= {"kernel", "D", "kernel_param", "huber_h", "omega", "phase"}
     assert set(vars(back)) == expected
     assert {f.name for f in dataclasses.fields(back.result_)} == {
-        "coef", "status", "convergence", "method", "loss", "calibration"}
-    assert not hasattr(back.result_, "value") and not hasattr(back.result_, "grad_norm")
+        "coef", "status", "convergence", "loss", "solver", "calibration", "diagnostics"}
+    assert back.result_.diagnostics is None     # no solver report, no objective value
+    assert np.isnan(back.result_.value) and np.isnan(back.result_.grad_norm)
     np.testing.assert_array_equal(back.predict(X, raw_value=True), m.predict(X, raw_value=True))
     assert back.result_.status == "ok" and back.result_.converged
     assert back.result_.n == len(y) and back.result_.calibration.method == m.perturbation_method
@@ -190,8 +192,8 @@ def test_sklearn_estimator_counts_its_clipped_rows():
     assert expected >= 7
     clf = DPLogisticRegression(eps=1.0, random_state=0).fit(X, y)
     assert clf.n_clipped_ == expected
-    with pytest.warns(Warning, match="data_norm"):
-        assert DPLogisticRegression(eps=1.0, clip=False, random_state=0).fit(X, y).n_clipped_ == 0
+    with pytest.raises(ValueError, match="data_norm"):          # fail closed
+        DPLogisticRegression(eps=1.0, clip=False, random_state=0).fit(X, y)
     inside = X / np.linalg.norm(X, axis=1).max()
     assert DPLogisticRegression(eps=1.0, random_state=0).fit(inside, y).n_clipped_ == 0
 
@@ -206,11 +208,12 @@ def test_sklearn_pickle_is_the_release_only(method):
     X2[-1] = [3.0, -3.0]  # the neighbour's row lies outside the ball: clipped, counted
     a = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, random_state=11).fit(X, y)
     b = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, random_state=11).fit(X2, y2)
-    assert isinstance(a.result_, models.FitRelease) and a.n_clipped_ != b.n_clipped_
+    assert isinstance(a.result_, ERMResult) and a.n_clipped_ != b.n_clipped_
+    assert a.result_.diagnostics is None
     back = pickle.loads(pickle.dumps(a))
     assert set(vars(back)) == {"eps", "lambda_", "method", "data_norm", "clip", "fit_intercept",
-                               "random_state", "coef_", "intercept_", "classes_", "lambda_used_",
-                               "result_", "n_features_in_"}
+                               "classes", "random_state", "coef_", "intercept_", "classes_",
+                               "lambda_used_", "result_", "n_features_in_"}
     assert back.random_state is None  # the seed would let anyone redraw the noise
     np.testing.assert_array_equal(back.predict_proba(X), a.predict_proba(X))
     assert a.random_state == 11 and hasattr(a, "n_clipped_")  # the caller's object is unchanged
@@ -233,7 +236,7 @@ def _bands(n=240, seed=0):
 
 def _spy_fit(monkeypatch, acc, fail_at=None):
     """Record the accountant's spend at every candidate fit; raise at call number ``fail_at``."""
-    seen, original = [], tuning._CMSModel.fit
+    seen, original = [], tuning.CMSModel.fit
 
     def spy(self, *args, **kwargs):
         seen.append(acc.spent[0])
@@ -241,7 +244,7 @@ def _spy_fit(monkeypatch, acc, fail_at=None):
             raise RuntimeError("injected failure")
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(tuning._CMSModel, "fit", spy)
+    monkeypatch.setattr(tuning.CMSModel, "fit", spy)
     return seen
 
 
@@ -309,7 +312,7 @@ def _iris():
 def test_dplr_tune_charges_before_fitting_and_keeps_the_charge_on_failure(monkeypatch):
     iris = _iris()
     formula = "I(Species == 'virginica') ~ Petal.Length + Petal.Width"
-    original = dplr_module.fit_rows          # every candidate goes through the dplr pipeline
+    original = dplr_module.fit_frame          # every candidate goes through the dplr pipeline
     for fail_at in (None, 2):
         acc = PrivacyAccountant(1.0)
         seen = []
@@ -320,7 +323,7 @@ def test_dplr_tune_charges_before_fitting_and_keeps_the_charge_on_failure(monkey
                 raise RuntimeError("injected failure")
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(dplr_module, "fit_rows", spy)
+        monkeypatch.setattr(dplr_module, "fit_frame", spy)
         if fail_at is None:
             best = dplr_tune(formula, iris, lambdas=(0.01, 0.1, 1.0), eps=1.0, clip=True,
                              random_state=0, accountant=acc)

@@ -16,18 +16,41 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from privatelr import PrivacyWarning, erm  # noqa: E402
-from privatelr.sklearn import DPLogisticRegression, default_lambda  # noqa: E402
+from privatelr.calibration import default_lambda  # noqa: E402
+from privatelr.sklearn import DPLogisticRegression  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-# scikit-learn's own contract checks. All apply and pass at the default eps=1 (no expected
-# failures); check_array_api_input skips itself unless SCIPY_ARRAY_API is set (we make no
-# array-API claim). Multiclass checks are replaced by check_classifier_not_supporting_multiclass
-# because the estimator declares tags.classifier_tags.multi_class = False.
+# scikit-learn's own contract checks; check_array_api_input skips itself unless SCIPY_ARRAY_API
+# is set (we make no array-API claim). Multiclass checks are replaced by
+# check_classifier_not_supporting_multiclass because the estimator declares
+# tags.classifier_tags.multi_class = False. Two checks conflict with privacy by design, and are
+# run on the non-private estimator instead (below):
+_PRIVATE_BY_DESIGN = {
+    # they fit string or {1, 2} labels with no declared classes: a private fit never learns its
+    # classes from the labels (one record could change them)
+    "check_classifiers_classes": "private fits declare their classes (classes=[...])",
+    "check_classifier_data_not_an_array": "private fits declare their classes",
+    "check_estimators_dtypes": "private fits declare their classes",
+    "check_fit2d_1feature": "private fits declare their classes",
+    # a single-class training set: the noise may still move predictions to the other class
+    "check_classifiers_one_label": "private predictions carry noise",
+}
+
+
 @parametrize_with_checks([DPLogisticRegression(), DPLogisticRegression(method="output", eps=5.0,
-                                                                      fit_intercept=False)])
+                                                                      fit_intercept=False)],
+                         expected_failed_checks=lambda est: {
+                             k: v for k, v in _PRIVATE_BY_DESIGN.items()
+                             if k != "check_classifiers_one_label" or est.method == "output"})
 def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks([DPLogisticRegression(eps=0)])
+def test_sklearn_contract_non_private(estimator, check):
+    # the same checks without privacy: classes may be learned, every check applies and passes
     check(estimator)
 
 
@@ -73,16 +96,34 @@ def test_default_lambda_matches_privatelr_with_unit_bound():
     assert clf.result_.penalty == pytest.approx(0.1)
 
 
-def test_clip_false_warns_for_rows_outside_the_bound():
+def test_clip_false_fails_closed_for_rows_outside_the_bound():
     X, y = _data()
-    with pytest.warns(PrivacyWarning, match="data_norm"):
+    with pytest.raises(ValueError, match="data_norm=1.*clip=True"):
         DPLogisticRegression(clip=False, random_state=0).fit(X, y)
+    assert DPLogisticRegression(clip=False, eps=0).fit(X, y).n_clipped_ == 0   # not private
+
+
+def test_classes_are_declared_in_a_private_fit():
+    X, y = _data()
+    labels = np.where(y == 1, "spam", "ham")
+    with pytest.raises(ValueError, match="classes=\\[negative, positive\\]"):
+        DPLogisticRegression(eps=1.0, random_state=0).fit(X, labels)
+    # the audit's neighbours: labels {a, c} vs {c, d} no longer flip the model's classes
+    a = DPLogisticRegression(eps=1.0, classes=["a", "c"], random_state=0)
+    with pytest.raises(ValueError, match="outside classes"):
+        a.fit(X, np.where(y == 1, "c", "d"))
+    fitted = a.fit(X, np.where(y == 1, "c", "a"))
+    assert fitted.classes_.tolist() == ["a", "c"]
+    # 0/1 and bool labels declare themselves; eps=0 may learn
+    assert DPLogisticRegression(random_state=0).fit(X, y).classes_.tolist() == [0, 1]
+    assert DPLogisticRegression(random_state=0).fit(X, y == 1).classes_.tolist() == [False, True]
+    assert DPLogisticRegression(eps=0).fit(X, labels).classes_.tolist() == ["ham", "spam"]
 
 
 def test_labels_probabilities_and_decision_agree():
     X, y = _data()
     labels = np.where(y == 1, "spam", "ham")
-    clf = DPLogisticRegression(eps=2.0, random_state=3).fit(X, labels)
+    clf = DPLogisticRegression(eps=2.0, classes=["ham", "spam"], random_state=3).fit(X, labels)
     assert clf.classes_.tolist() == ["ham", "spam"]
     z = clf.decision_function(X)
     np.testing.assert_allclose(z, X @ clf.coef_[0] + clf.intercept_[0])

@@ -58,7 +58,7 @@ def test_data_driven_threshold_is_flagged(iris):
 
 
 def test_walr_html_privacy_fields():
-    walr = pytest.importorskip("privatelr.walr")
+    walr = pytest.importorskip("privatelr.label_dp")
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, size=(300, 2))
     y = (X[:, 0] > 0.5).astype(int)

@@ -7,7 +7,8 @@ import pytest
 import privatelr.tuning as tuning
 from privatelr import dplr
 from privatelr.datasets import load_iris
-from privatelr.tuning import TuningRecord, dplr_tune, dppack_split
+from privatelr.results import TuningRecord
+from privatelr.tuning import dplr_tune, dppack_split
 
 FORMULA = "I(Species == 'virginica') ~ Petal.Length + Petal.Width"
 

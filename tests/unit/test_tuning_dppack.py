@@ -7,7 +7,8 @@ import pytest
 
 import privatelr.tuning as tuning
 from privatelr import SVMDP, LogisticRegressionDP, tune_classification_model
-from privatelr.tuning import TuningRecord, dppack_split
+from privatelr.results import TuningRecord
+from privatelr.tuning import dppack_split
 
 
 def _bands(N=200, seed=0):
@@ -23,14 +24,14 @@ def _bands(N=200, seed=0):
 
 def _candidates(monkeypatch):
     """Record every candidate the tuner fits (copies: the caller's objects are not fitted)."""
-    seen, original = [], tuning._CMSModel.fit
+    seen, original = [], tuning.CMSModel.fit
 
     def spy(self, *args, **kwargs):
         out = original(self, *args, **kwargs)
         seen.append(self)
         return out
 
-    monkeypatch.setattr(tuning._CMSModel, "fit", spy)
+    monkeypatch.setattr(tuning.CMSModel, "fit", spy)
     return seen
 
 

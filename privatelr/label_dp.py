@@ -61,18 +61,21 @@ import json
 import math
 import os
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import scipy.linalg
 from scipy.special import expit
 
-from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_int, check_real
-from .losses import LogisticLoss
+from ._validation import FLOAT_MAX, as_float_matrix, check_int, check_real
 from .accountant import require_budget
+from .backends import as_rows, frame_rows, is_dask
+from .calibration import label_sensitivity
+from .losses import LogisticLoss
 from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma
 from .objective import ERMObjective
+from .results import WALRResult
 from .solver import minimize
 
 __all__ = ["NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr_fit", "walr"]
@@ -333,6 +336,7 @@ class NoisyDotProduct:
 
 
 _VERSION = 2
+_WEIGHTS_COLUMN = "\0privatelr weights"  # an array of weights, carried as a column
 _NOISE_REACH = 40.0  # |Gaussian noise| > 40 sigma has probability < 1e-340 per coordinate
 _VALUE_MAX = 1e100  # no usable release has larger entries (the trainer multiplies by N)
 _FIELDS_V1 = frozenset({"value", "n", "eps", "delta", "sigma", "mechanism", "sensitivity",
@@ -471,20 +475,21 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     """
     if accountant is not None:  # before the data are read
         require_budget(accountant, eps, delta)
-    _check_unique_columns(_columns_of(X))  # the names only: before any value is read or charged
-    if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, y, weights)):
-        from .distributed import noisy_dot_product_dask  # one pass over the partitions
-        release = noisy_dot_product_dask(X, y, eps=eps, delta=delta, weights=weights,
-                                         weights_bound=weights_bound, mechanism=mechanism,
-                                         clip=clip, random_state=random_state,
-                                         accountant=accountant)
-        return replace(release, weighted=weights is not None)  # record how it was weighted
     columns = _columns_of(X)
-    X = as_float_matrix("X", X)
-    n, k = X.shape
-    y01 = (as_pm1_labels("y", y, n) + 1.0) * 0.5
+    _check_unique_columns(columns)  # the names only: before any value is read or charged
     eps, delta = _check_release_args(eps, delta, mechanism, clip)
-    w, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
+    rows = as_rows(X, y, weights, weights_bound if weights is not None else None)
+    return release_rows(rows, columns, eps=eps, delta=delta, mechanism=mechanism, clip=clip,
+                        random_state=random_state, accountant=accountant)
+
+
+def release_rows(rows, columns, *, eps: float, delta: float, mechanism: str, clip: bool,
+                 random_state=None, accountant=None) -> NoisyDotProduct:
+    """The release of :func:`noisy_dot_product` from a :class:`~privatelr.rows.RowSource` (any
+    backend): one scan (values, labels, weights), one pass for the dot product, then the noise
+    on the caller's side. Arguments already checked."""
+    n, k = rows.n, rows.d
+    A = rows.weights_bound
     # Numeric range: the exact dot product lies in [0, A] and its noise within 40 sigma, where
     # sigma = sensitivity * s with sensitivity A sqrt(k)/N and s the sigma per unit sensitivity
     # (it depends on eps and delta only); a record refuses entries above _VALUE_MAX. Checked on
@@ -493,7 +498,8 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
         raise ValueError(f"weights_bound={A!r} is above {_VALUE_MAX:g}: releases scaled by it are "
                          "beyond what a WALR record accepts; rescale the weights and "
                          "weights_bound by a public constant")
-    if not A * math.sqrt(k) / n > 0.0:
+    sensitivity = label_sensitivity(n, k, A)
+    if not sensitivity > 0.0:
         raise ValueError(f"weights_bound={A!r} makes the label sensitivity weights_bound*sqrt(k)/N "
                          "underflow to 0 in double precision; rescale the weights and "
                          "weights_bound by a public constant")
@@ -515,32 +521,26 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
                 f"{'' if log_sigma < -744.0 else format(_VALUE_MAX, 'g')}, beyond what a WALR "
                 "record accepts; increase eps or delta, or rescale the weights and weights_bound "
                 "by a public constant")
-    lo, hi = float(X.min()), float(X.max())
-    if lo < 0.0 or hi > 1.0:
-        if not clip:
-            out = (X < 0.0) | (X > 1.0)
-            bad = int(out.any(axis=1).sum())
-            cols = np.flatnonzero(out.any(axis=0))
-            names = [columns[j] if columns is not None else f"column {j}" for j in cols[:5]]
-            raise ValueError(f"X must lie in [0, 1] for the label-sensitivity sqrt(k)/N to hold; "
-                             f"{bad} row(s) fall outside (range [{lo:.4g}, {hi:.4g}], in "
-                             f"{', '.join(map(str, names))}{' ...' if cols.size > 5 else ''}). "
-                             "Rescale the features with public bounds, or pass clip=True to clip "
-                             "each record")
-        X = np.clip(X, 0.0, 1.0)
-    sensitivity = A * math.sqrt(k) / n
+    rows.scan()                               # values, labels, weights: the package's messages
+    total, rows_out, cols_out = rows.positive_sum(bool(clip))
+    if rows_out and not clip:
+        cols = np.flatnonzero(cols_out)
+        names = [columns[j] if columns is not None else f"column {j}" for j in cols[:5]]
+        raise ValueError(f"X must lie in [0, 1] for the label-sensitivity sqrt(k)/N to hold; "
+                         f"values fall outside it in {', '.join(map(str, names))}"
+                         f"{' ...' if cols.size > 5 else ''}. Rescale the features with public "
+                         "bounds, or pass clip=True to clip each record")
     if np.isinf(eps):
         sigma, mech = 0.0, "none"
     else:
         sigma, mech = gaussian_sigma(sensitivity, eps, delta, mechanism), mechanism
     rng = check_random_state(random_state)
-    r = y01 if w is None else w * y01
-    value = (X.T @ r) / n + gaussian_noise(k, sigma, rng)
+    value = total / n + gaussian_noise(k, sigma, rng)
     if accountant is not None:
         accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP)")
     return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
                            sensitivity=sensitivity, weights_bound=A, columns=columns,
-                           weighted=w is not None)
+                           weighted=rows.weighted)
 
 
 def _check_unique_columns(columns) -> None:
@@ -569,144 +569,6 @@ def _check_weighting(release, weights) -> None:
 # ------------------------------------------------------------------------------------------
 # The label-blind trainer
 # ------------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class WALRResult:
-    """A WALR model and how it was obtained.
-
-    Attributes
-    ----------
-    coef : (k,) ndarray
-        Coefficients θ (NaN when ``status == "unbounded"``: there is no minimiser).
-    columns : tuple of str
-        Coefficient names (the formula's or the DataFrame's columns, else ``x0, x1, …``).
-    status : {"ok", "unbounded", "nonconvergence"}
-    converged : bool
-    message : str
-    solver : {"newton", "hybrid"}
-    iterations : int
-        Newton iterations, or minibatch steps of the hybrid solver.
-    epochs : int
-        Hybrid epochs (0 for Newton).
-    passes : int
-        Full passes over ``X`` (approximate for the hybrid solver: one per epoch end).
-    value : float
-        The label-blind objective at ``coef`` (NaN when unbounded).
-    grad_norm : float
-        Infinity norm of its full gradient.
-    lambda_ : float
-    n, k : int
-    eps, delta, sigma, mechanism
-        The guarantee of the release the model was trained from (None for a plain array).
-    lr : float or None
-        Hybrid step multiplier; ``batch_size`` its final minibatch size.
-    direction : ndarray or None
-        With ``status == "unbounded"``, a unit vector ``u`` along which the objective provably
-        decreases without bound (:math:`c(u) > 0`, module docstring).
-    model_spec : privatelr.design.DesignSpec or None
-        Rebuilds the design for new data when the model came from :func:`walr`.
-    """
-
-    coef: np.ndarray
-    columns: tuple
-    status: str
-    converged: bool
-    message: str
-    solver: str
-    iterations: int
-    epochs: int
-    passes: int
-    value: float
-    grad_norm: float
-    lambda_: float
-    n: int
-    k: int
-    eps: float | None = None
-    delta: float | None = None
-    sigma: float | None = None
-    mechanism: str | None = None
-    lr: float | None = None
-    batch_size: int | None = None
-    direction: np.ndarray | None = None
-    model_spec: object = field(default=None, repr=False)
-
-    @property
-    def coefficients(self):
-        """Coefficients as a :class:`pandas.Series` indexed by ``columns``."""
-        import pandas as pd
-
-        return pd.Series(self.coef, index=list(self.columns), name="coef")
-
-    def _design(self, X) -> tuple[np.ndarray, np.ndarray | None]:
-        """(design, complete-row mask or None); a DataFrame goes through the formula's spec."""
-        if self.model_spec is not None and hasattr(X, "columns") and not isinstance(X, np.ndarray):
-            if list(map(str, X.columns)) == list(self.columns):  # already a design
-                return as_float_matrix("X", X), None
-            Xd, complete = self.model_spec.transform(X, what="X")
-            return as_float_matrix("X", Xd), np.asarray(complete, dtype=bool)
-        X = as_float_matrix("X", X)
-        if X.shape[1] != self.k:
-            raise ValueError(f"X has {X.shape[1]} columns but the model has {self.k} coefficients")
-        return X, None
-
-    def decision_function(self, X) -> np.ndarray:
-        """Linear predictor :math:`X\\theta`.
-
-        A DataFrame is passed through the formula when the model came from :func:`walr`; rows
-        with a missing value then get NaN.
-        """
-        if self.status == "unbounded":
-            raise ValueError("this WALR fit has no minimiser (status 'unbounded'); refit with "
-                             "lambda_ > 0")
-        Xd, complete = self._design(X)
-        eta = np.einsum("ij,j->i", Xd, self.coef)  # row by row: independent of the batch
-        if complete is None or complete.all():
-            return eta
-        out = np.full(complete.size, np.nan)
-        out[complete] = eta
-        return out
-
-    def predict_proba(self, X) -> np.ndarray:
-        """Predicted probabilities :math:`\\sigma(X\\theta)` of the positive label."""
-        return expit(self.decision_function(X))
-
-    def predict(self, X, threshold: float = 0.5) -> np.ndarray:
-        """Predicted 0/1 labels: 1 where the probability exceeds ``threshold`` (NaN rows stay NaN)."""
-        threshold = check_real("threshold", threshold, low=0.0, high=1.0)
-        p = self.predict_proba(X)
-        if np.isnan(p).any():
-            return np.where(np.isnan(p), np.nan, (p > threshold).astype(float))
-        return (p > threshold).astype(int)
-
-    def summary(self) -> str:
-        """A plain-text summary: the release's guarantee, the solver and the coefficients."""
-        if self.mechanism is None:
-            release = "trained from a plain vector: privacy guarantee unknown"
-        elif self.mechanism == "none":
-            release = "exact dot product (eps=inf): NOT private"
-        else:
-            release = (f"(eps={self.eps:g}, delta={self.delta:g})-label-DP, {self.mechanism} "
-                       f"Gaussian mechanism, sigma={self.sigma:.4g}")
-        lines = ["WALR: label-private logistic regression (Yuan & Lazarsfeld)",
-                 f"Release : {release}",
-                 f"Data    : n={self.n}, k={self.k}",
-                 f"Solver  : {self.solver}, lambda={self.lambda_:g}, status {self.status}, "
-                 f"{self.iterations} iterations, gradient {self.grad_norm:.3g}",
-                 f"Message : {self.message}",
-                 "Coefficients:"]
-        width = max(len(c) for c in self.columns)
-        lines += [f"  {c:<{width}}  {v: .6g}" for c, v in zip(self.columns, self.coef)]
-        lines.append("Only the labels are protected; features and weights are treated as public.")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
-        from .report.html import walr_html
-
-        return walr_html(self)
-
-
 class _Unbounded(Exception):
     def __init__(self, direction, x):
         super().__init__("unbounded")
@@ -995,10 +857,11 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     >>> fit.status, fit.coef.shape
     ('ok', (3,))
     """
-    if any(a.__class__.__module__.split(".")[0] == "dask" for a in (X, weights)):
-        from .distributed import walr_fit_dask  # Newton, one map-reduce per step
-        return walr_fit_dask(X, noisy, weights=weights, lambda_=lambda_, solver=solver, tol=tol,
-                             maxiter=maxiter)
+    if is_dask(X, weights):
+        bound = noisy.weights_bound if isinstance(noisy, NoisyDotProduct) else FLOAT_MAX
+        rows = as_rows(X, None, weights, bound if weights is not None else None)
+        return fit_rows_newton(rows, noisy, _columns_of(X), lambda_=lambda_, solver=solver,
+                               tol=tol, maxiter=maxiter)
     columns = _columns_of(X)
     X = as_float_matrix("X", X)
     n, k = X.shape
@@ -1085,20 +948,6 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
 # ------------------------------------------------------------------------------------------
 # Convenience: formula front end
 # ------------------------------------------------------------------------------------------
-def _formula_design(formula, data):
-    """R-style design via :func:`privatelr.design.build_design` (shared with ``dplr``)."""
-    from .design import build_design
-
-    # label privacy: the features (and their factor levels) are the trainer's own, public to
-    # it; the coding of the private labels is never learned from them
-    design = build_design(formula, data, learn=True, learn_response=False,
-                          why="a label-private release (WALR)")
-    if design.n_classes > 2:
-        raise ValueError(f"the response of {formula!r} has {design.n_classes} values; WALR needs a "
-                         "two-valued (0/1, logical or two-level factor) response")
-    return design
-
-
 def walr(formula: str, data, *, eps: float, delta: float, weights=None,
          weights_bound: float = 1.0, lambda_: float = 0.0, solver: str = "newton",
          mechanism: str = "analytic", clip: bool = False, random_state=None,
@@ -1151,35 +1000,93 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
     >>> list(fit.columns)
     ['(Intercept)', 'a', 'b']
     """
-    if data.__class__.__module__.split(".")[0] == "dask":  # partition-wise design, declared levels
-        from .distributed import walr_dask
-        return walr_dask(formula, data, eps=eps, delta=delta, weights=weights,
-                         weights_bound=weights_bound, lambda_=lambda_, solver=solver,
-                         mechanism=mechanism, clip=clip, random_state=random_state,
-                         accountant=accountant, **fit_options)
+    from .design import formula_text, make_spec
+
     if accountant is not None:
         require_budget(accountant, eps, delta)
-    design = _formula_design(formula, data)
-    complete = np.asarray(design.complete, dtype=bool) if design.complete is not None \
-        else np.ones(design.X.shape[0], dtype=bool)
-    if isinstance(weights, str):
-        if weights not in data.columns:
-            raise ValueError(f"weights={weights!r} is not a column of data")
-        weights = data[weights].to_numpy()[complete]
-    elif weights is not None:
-        w_arr = np.asarray(weights)
-        if w_arr.ndim == 1 and w_arr.shape[0] == complete.size and complete.size != design.X.shape[0]:
-            weights = w_arr[complete]
-    import pandas as pd
+    eps, delta = _check_release_args(eps, delta, mechanism, clip)
+    if weights is not None and not isinstance(weights, str):
+        if is_dask(data) or not hasattr(data, "assign"):
+            raise TypeError("walr takes weights as a column name of data (weights='w'), or as "
+                            "an array with one weight per row of a pandas DataFrame")
+        w = np.asarray(weights)
+        if w.ndim != 1 or w.shape[0] != len(data):
+            raise ValueError(f"weights must have one entry per row of data ({len(data)}), got "
+                             f"shape {w.shape}")
+        data = data.assign(**{_WEIGHTS_COLUMN: w})
+        weights = _WEIGHTS_COLUMN
+    if is_dask(data):
+        from .backends.dask import schema_of
 
-    Xdf = pd.DataFrame(design.X, columns=list(design.spec.columns))
-    y = design.y
-    spec = design.spec
+        spec = make_spec(formula_text(formula), schema_of(data), learn=False,
+                         why="a label-private release (WALR) on Dask data",
+                         hint=" (on Dask data levels are never learned from the rows)")
+    else:
+        if not hasattr(data, "columns"):
+            raise TypeError(f"data must be a pandas or Dask DataFrame, got "
+                            f"{type(data).__name__}")
+        # label privacy: the features (and their factor levels) are the trainer's own, public
+        # to it; the coding of the private labels is never learned from them
+        schema = data.drop(columns=[_WEIGHTS_COLUMN]) if weights == _WEIGHTS_COLUMN else data
+        spec = make_spec(formula_text(formula), schema, learn=True, learn_response=False,
+                         why="a label-private release (WALR)")
+    if spec.n_classes > 2:
+        raise ValueError(f"the response of {formula!r} has {spec.n_classes} values; WALR needs "
+                         "a two-valued (0/1, logical or two-level factor) response")
+    if weights is not None and weights not in data.columns:
+        raise ValueError(f"weights={weights!r} is not a column of data")
+    fr = frame_rows(spec, data, weights=weights,
+                    weights_bound=weights_bound if weights is not None else None)
     rng = check_random_state(random_state)
-    release = noisy_dot_product(Xdf, y, eps=eps, delta=delta, weights=weights,
-                                weights_bound=weights_bound, mechanism=mechanism, clip=clip,
-                                random_state=rng, accountant=accountant)
-    Xfit = Xdf.clip(0.0, 1.0) if clip else Xdf
-    result = walr_fit(Xfit, release, weights=weights, lambda_=lambda_, solver=solver,
-                      random_state=rng, **fit_options)
+    columns = tuple(spec.columns)
+    release = release_rows(fr.rows, columns, eps=eps, delta=delta, mechanism=mechanism,
+                           clip=clip, random_state=rng, accountant=accountant)
+    rows = fr.rows.mapped(lambda X: np.clip(X, 0.0, 1.0), fr.rows.d) if clip else fr.rows
+    if is_dask(data):
+        result = fit_rows_newton(rows, release, columns, lambda_=lambda_, solver=solver,
+                                 **fit_options)
+    else:
+        import pandas as pd
+
+        result = walr_fit(pd.DataFrame(rows.X, columns=list(columns)), release, weights=rows.w,
+                          lambda_=lambda_, solver=solver, random_state=rng, **fit_options)
     return replace(result, model_spec=spec)
+
+
+def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str = "newton",
+                    tol: float | None = None, maxiter: int | None = None, **unused):
+    """:func:`walr_fit` on a row source held elsewhere (Dask): Newton only, one map-reduce per
+    step on the engine's ERM objective with every label -1, the weights and linear term ``-ṽ``.
+    Not available there: ``solver="hybrid"`` (minibatch steps are not a map-reduce; Newton
+    reaches the same minimiser) and ``lambda_=0`` (its unboundedness certificates read rows one
+    by one; use a small ``lambda_ > 0``)."""
+    if solver != "newton":
+        raise ValueError(f"solver={solver!r} is not available on Dask data: pass solver='newton' "
+                         "(exact Newton, one map-reduce over the partitions per step)")
+    lam = check_real("lambda_", lambda_, low=0.0)
+    if lam == 0.0:
+        raise ValueError("lambda_=0 is not available on Dask data (the unboundedness checks read "
+                         "the rows one by one); pass a small lambda_ > 0")
+    if tol is not None:
+        tol = check_real("tol", tol, low=0.0, low_open=True)
+    n, k = rows.n, rows.d
+    release, v = _as_release(noisy, k, n)
+    columns = _release_columns(columns, release, k)
+    _check_weighting(release, True if rows.weighted else None)
+    bound = None if release is None else release.weights_bound
+    scan = rows.scan()
+    if rows.weighted and bound is not None and scan.max_weight > bound * (1 + 1e-12):
+        raise ValueError(f"weights exceed the release's weights_bound={bound:g}: train with the "
+                         "same weights the measurement system used")
+    objective = rows.objective(LogisticLoss(), lam, noise=-n * v, labels=False)
+    rep = minimize(objective, np.zeros(k), method="newton", gtol=1e-10 if tol is None else tol,
+                   maxiter=maxiter)
+    status = "ok" if rep.convergence == 0 else "nonconvergence"
+    return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
+                      message=rep.message + " (Dask)", iterations=rep.iterations, epochs=0,
+                      passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm,
+                      columns=columns, solver="newton", lambda_=lam, n=n, k=k,
+                      eps=None if release is None else release.eps,
+                      delta=None if release is None else release.delta,
+                      sigma=None if release is None else release.sigma,
+                      mechanism=None if release is None else release.mechanism)

@@ -1,0 +1,490 @@
+r"""``dplr()``: R PrivateLR's differentially private logistic regression, with formulas and factors.
+
+``dplr`` is the front end of the one pipeline (declarations → schema → rows → calibration →
+release → result): it resolves R's input forms into a formula and a data frame, builds the
+:class:`~privatelr.design.DesignSpec` from the declarations (:func:`privatelr.design.make_spec`),
+reads the design rows through the backend the data live in (:mod:`privatelr.backends`: memory or
+Dask), applies the public map (scaling, projection, clipping), and hands the rows and the norm
+bound ``B`` to :func:`privatelr.erm.fit_rows`, where the calibration and the release happen.
+
+The guarantee holds by construction
+-----------------------------------
+* **Declared structure.** In a private fit everything that shapes the released vector comes
+  from declarations: factor levels (pandas Categorical categories, ``levels={"col": [...]}``,
+  ``factor(x, levels = c(...))``), the response coding (bool; numeric 0/1; a factor's first
+  declared level is 0). A non-private fit (``eps=0``) learns them from the rows, as R does.
+* **Intercept-aware bound.** The Chaudhuri–Monteleoni–Sarwate theorems (JMLR 2011, Theorems 6
+  and 9) need every design row — the constant intercept entry included — in the ball of radius
+  ``B``: a covariate row with ``‖x‖ ≤ data_norm`` gives ``(1, x)`` of norm
+  ``≤ sqrt(data_norm² + 1)``, the ``B`` of the calibration (``data_norm`` without intercept).
+* **Fail closed.** Covariate rows above ``data_norm`` (after scaling and projection) are clipped
+  into the ball with ``clip=True``; otherwise a private fit raises ``ValueError`` and releases
+  nothing. Data-driven choices (``do_scale``, ``threshold="youden"``/``"topleft"``) are refused
+  in private fits for the same reason.
+* **R's behaviour, labelled.** ``compat="PrivateLR"`` reproduces PrivateLR: ``B = 1`` although
+  the intercept makes every row longer, rows outside the ball are not refused, levels and the
+  response coding are learned, ``do_scale`` and data-driven thresholds are allowed. Its ε does
+  **not** hold; the result says so in print, summary, HTML and its saved file, and an accountant
+  refuses it.
+
+Default λ
+---------
+``lambda_=None`` uses :func:`privatelr.calibration.default_lambda`, the one rule of every front
+end: the smallest λ whose privacy penalty ``2 log(1 + B²/(4nλ))`` is ε/10, i.e.
+``λ = B²/(4n(exp(ε/20) − 1))`` (``eps=0``: λ = 0.001). With ``compat="PrivateLR"`` (``B = 1``)
+it is exactly R's rule. ``n`` is the number of rows used (complete rows; R uses ``nrow(data)``).
+
+What is not private
+-------------------
+Only the coefficients are ε-differentially private. The diagnostics (``model.diagnostics``:
+training C-index, solver report, counts of rows outside the bound) are computed from the rows
+without noise and are kept apart from the release.
+
+Random projection
+-----------------
+``rp_dim != 0`` multiplies the covariates (not the intercept) by an Achlioptas matrix drawn from
+the same random generator as the noise (:func:`privatelr.mechanisms.achlioptas_matrix`). The
+matrix is independent of the data, so it is a public map; projected rows obey the same bound as
+any other rows (fail closed, or ``clip=True``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from . import erm
+from ._validation import check_int, check_real
+from .accountant import require_budget
+from .backends import frame_rows, is_dask
+from .calibration import default_lambda, norm_bound
+from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
+    rp_suggest, standardise
+from .design.rsyntax import Name, deparse
+from .exceptions import PrivacyWarning
+from .losses import LogisticLoss
+from .mechanisms import achlioptas_matrix, check_random_state
+from .report.roc import best_threshold, c_index
+from .results import DPLR
+
+__all__ = ["dplr", "fit_frame"]
+
+_THRESHOLDS = ("fixed", "youden", "topleft")
+
+_COMPAT_WARNING = (
+    "dplr: compat='PrivateLR' reproduces R's PrivateLR: the noise is calibrated for design rows "
+    "of norm <= 1 although the intercept makes every row longer, levels and the response "
+    "coding may be learned from the rows, and rows outside the unit ball are not refused: "
+    "the eps guarantee does NOT hold. Use the default (compat=None) for a guarantee that holds")
+_OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm "
+                 "and a public rescaling); or fit with eps=0 (not private), or compat='PrivateLR' "
+                 "(R's behaviour, not private)")
+
+
+def _describe(obj) -> str:
+    if isinstance(obj, str):
+        return repr(obj)
+    if isinstance(obj, pd.DataFrame):
+        return f"<DataFrame {obj.shape[0]}x{obj.shape[1]}>"
+    if isinstance(obj, np.ndarray):
+        return f"<ndarray {'x'.join(map(str, obj.shape))}>"
+    if isinstance(obj, (pd.Series, pd.Categorical)):
+        return f"<{type(obj).__name__} of length {len(obj)}>"
+    if obj is None:
+        return "None"
+    return f"<{type(obj).__name__}>"
+
+
+def _target_name(columns: list, target, what: str) -> str:
+    if target is None:
+        return columns[-1]
+    if isinstance(target, (bool, np.bool_)):
+        raise TypeError(f"target must be a column name or position, got {target!r}")
+    if isinstance(target, (int, np.integer)):
+        k = int(target)
+        if not -len(columns) <= k < len(columns):
+            raise ValueError(f"target={k} is out of range for {what} with {len(columns)} columns "
+                             "(positions are 0-based; negative counts from the end)")
+        return columns[k]
+    if target in columns:
+        return target
+    raise ValueError(f"target={target!r} is not a column of {what}; columns: {list(columns)}")
+
+
+def _quote(name: str) -> str:
+    return deparse(Name(name))
+
+
+def _as_covariates(x, n: int | None) -> pd.DataFrame:
+    if isinstance(x, (pd.DataFrame, dict, np.ndarray)):
+        frame = as_frame(x if not isinstance(x, np.ndarray) or x.ndim != 1 else x.reshape(-1, 1),
+                         "data (the covariates)")
+    else:
+        frame = as_frame(np.asarray(x), "data (the covariates)")
+    frame = frame.reset_index(drop=True)
+    if n is not None and len(frame) != n:
+        raise ValueError(f"the label vector has {n} values but data has {len(frame)} rows; they "
+                         "must match")
+    return frame.copy()
+
+
+def _resolve(object, data, target):
+    """(formula text, data frame) for every accepted input form."""
+    if isinstance(object, str) or type(object).__module__.split(".")[0] == "formulaic":
+        if data is None:
+            raise TypeError("dplr(formula, data): data is required with a formula")
+        if target is not None:
+            raise TypeError("target is only used with a DataFrame or matrix object, not a formula")
+        return formula_text(object), data
+    if isinstance(object, pd.DataFrame):
+        if data is not None:
+            raise TypeError("dplr(DataFrame, ...): pass the covariates inside the DataFrame and "
+                            "select the response with target=, not data=")
+        if object.shape[1] < 2:
+            raise ValueError("the DataFrame needs a response column and at least one covariate")
+        frame = object.copy()
+        frame.columns = [str(c) for c in frame.columns]
+        name = _target_name(list(frame.columns), target, "the DataFrame")
+        return f"{_quote(name)} ~ .", frame
+    if isinstance(object, np.ndarray) and object.ndim == 2:
+        if data is not None:
+            raise TypeError("dplr(matrix, ...): the matrix holds response and covariates; select "
+                            "the response with target=, not data=")
+        if object.shape[1] < 2:
+            raise ValueError("the matrix needs a response column and at least one covariate")
+        frame = pd.DataFrame(object, columns=[f"X{j + 1}" for j in range(object.shape[1])])
+        name = _target_name(list(frame.columns), target, "the matrix")
+        return f"{name} ~ .", frame
+    is_vector = isinstance(object, (pd.Series, pd.Categorical, list, tuple)) or (
+        isinstance(object, np.ndarray) and object.ndim == 1)
+    if is_vector:
+        if data is None:
+            raise TypeError("dplr(labels, data): pass the covariates as data (DataFrame or 2-D "
+                            "array) with a label vector")
+        if target is not None:
+            raise TypeError("target is not used with a label vector")
+        y = object
+        if isinstance(y, pd.Series):
+            y = y.reset_index(drop=True)
+        elif isinstance(y, pd.Categorical):
+            y = pd.Series(y)
+        else:
+            y = pd.Series(np.asarray(y))
+        frame = _as_covariates(data, len(y))
+        if "dplr.class" in frame.columns:
+            raise ValueError("data already has a column named 'dplr.class'; rename it")
+        frame["dplr.class"] = y.to_numpy() if not isinstance(y.dtype, pd.CategoricalDtype) \
+            else y.values
+        return "dplr.class ~ .", frame
+    raise TypeError("dplr() accepts a formula string (or formulaic.Formula) with a DataFrame, a "
+                    "DataFrame or 2-D numpy array with target=, or a label vector (numpy, pandas "
+                    f"Series/Categorical, list) with covariates as data; got {_describe(object)}")
+
+
+def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
+         verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
+         op: bool = True, data_norm: float = 1.0, clip: bool = False, compat: str | None = None,
+         random_state=None, levels: dict | None = None, accountant=None) -> DPLR:
+    """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
+
+    Parameters
+    ----------
+    object : str, formulaic.Formula, DataFrame, 2-D ndarray or label vector
+        R's S3 dispatch: a formula (``"Species ~ ."``) with ``data``; a DataFrame or matrix
+        holding response and covariates (response chosen by ``target``); or the response as a
+        vector (numeric 0/1, bool, Categorical, strings) with the covariates in ``data`` — the
+        response is then named ``dplr.class``.
+    data : DataFrame, dict of columns or 2-D array, optional
+        The data for a formula, or the covariates for a label vector. Unnamed array columns are
+        called ``X1, X2, ...``.
+    target : str or int, optional
+        Response column of a DataFrame/matrix ``object`` (name or 0-based position; default the
+        last column, R's ``ncol(object)``).
+    lambda_ : float, optional
+        Regulariser λ > 0 of ``(λ/2)‖w‖²``. None: R's rule ``1/(4n(exp(eps/20) − 1))`` (0.001
+        when ``eps`` is 0). If objective perturbation cannot afford λ, it is raised (status
+        ``"adjusted lambda"``).
+    eps : float
+        Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
+    verbose : int
+        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail.
+    rp_dim : int
+        Random projection of the covariates onto ``rp_dim`` dimensions; negative: ``round(2
+        log n)``; >= the number of covariates: a warning and no projection.
+    threshold : {"fixed", "youden", "topleft"}
+        Classification threshold: 0.5, or R's data-driven choices (**not private**).
+    do_scale : bool
+        R's scaling (centre, divide by sd, divide by the largest row norm). The centre, scale and
+        factor are stored and reused by ``predict``. **Not private.**
+    op : bool
+        Objective perturbation (True, default) or output perturbation.
+    data_norm : float
+        Public bound on the L2 norm of every covariate row (intercept excluded).
+    clip : bool
+        Clip covariate rows above ``data_norm`` into the ball (else a PrivacyWarning).
+    compat : {None, "PrivateLR"}
+        ``"PrivateLR"``: calibrate as PrivateLR does (``B = 1``, intercept ignored). The
+        guarantee then does not hold as stated; see the module docstring.
+    random_state : int, numpy.random.Generator or None
+        Seeds the projection matrix and the noise (one generator for both).
+    accountant : privatelr.PrivacyAccountant, optional
+        Charged ``eps`` for the coefficients; a fit that would exceed the budget raises
+        :class:`~privatelr.BudgetExceededError` before the data are read (a non-private
+        ``eps=0`` fit is refused with ``ValueError``).
+    levels : dict, optional
+        Dask DataFrame ``data`` only: ``{column: [level, ...]}`` for factor columns whose dtype
+        does not declare its categories (see :func:`privatelr.distributed.dplr_dask`; on Dask
+        data the fit is partition-wise, ``predict`` returns a lazy Dask Series).
+
+    Returns
+    -------
+    DPLR
+
+    Warns
+    -----
+    PrivacyWarning
+        Rows above ``data_norm`` (not clipped), ``compat="PrivateLR"``, data-driven threshold,
+        ``do_scale``.
+    UserWarning
+        Rows dropped for missing values, more than two classes (first-vs-rest fitted), a single
+        outcome value, ``rp_dim`` too large.
+
+    Examples
+    --------
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> iris = load_iris()
+    >>> iris[iris.columns[:4]] /= 12          # public rescaling: covariate rows inside the unit ball
+    >>> m = dplr("I(Species != 'setosa') ~ .", iris, eps=2, random_state=1)
+    >>> list(m.coefficients.index)
+    ['(Intercept)', 'Sepal.Length', 'Sepal.Width', 'Petal.Length', 'Petal.Width']
+    >>> m.status, round(m.lambda_, 6)
+    ('ok', 0.015847)
+    """
+
+    call = _call_text(object, data, target=target, lambda_=lambda_, eps=eps, verbose=verbose,
+                      rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
+                      data_norm=data_norm, clip=clip, compat=compat, random_state=random_state)
+    eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    if lambda_ is not None:
+        lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    verbose = check_int("verbose", verbose, low=0)
+    rp_dim = check_int("rp_dim", rp_dim)
+    if not isinstance(threshold, str) or threshold not in _THRESHOLDS:
+        raise ValueError(f"threshold must be one of {_THRESHOLDS}, got {threshold!r}")
+    for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    compat = check_compat(compat, data_norm)
+    private = eps > 0 and not math.isinf(eps)
+    if accountant is not None:  # before anything reads the data
+        if compat is not None and private:
+            raise ValueError("compat='PrivateLR' reproduces R, whose eps guarantee does not hold; "
+                             "an accountant cannot be charged for it. Drop compat= (or the "
+                             "accountant)")
+        require_budget(accountant, eps)
+    if private and compat is None:
+        if do_scale:
+            raise ValueError("do_scale=True scales with the mean, standard deviations and "
+                             "largest row norm of the private rows, so the fit would not be "
+                             "private. Scale the covariates with public bounds (see "
+                             "privatelr.public_bounds) and set data_norm; or pass "
+                             "compat='PrivateLR' for R's (not private) behaviour")
+        if threshold != "fixed":
+            raise ValueError(f"threshold={threshold!r} is chosen from the private training "
+                             "labels, so the model would not be private. Use threshold='fixed'; "
+                             "or pass compat='PrivateLR' for R's (not private) behaviour")
+    rng = check_random_state(random_state)
+
+    # ---- declarations -> schema -> rows ------------------------------------------------------
+    learn = not private or compat is not None
+    why = "a private fit (eps > 0)"
+    if is_dask(data):
+        from .backends.dask import schema_of
+
+        if not isinstance(object, str) and not type(object).__module__.startswith("formulaic"):
+            raise TypeError("dplr on a Dask DataFrame needs a formula: dplr('y ~ x1 + x2', ddf)")
+        spec = make_spec(formula_text(object), schema_of(data), levels=levels, learn=False,
+                         why=f"{why} on Dask data", hint=" (on Dask data levels are never "
+                         "learned from the rows, even at eps=0)")
+        frame = data
+    else:
+        text, frame = _resolve(object, data, target)
+        frame = as_frame(frame)
+        if len(frame) == 0:
+            raise ValueError("data has no rows")
+        spec = make_spec(text, frame, levels=levels, learn=learn, why=why)
+    return fit_frame(spec, frame, call=call, lambda_=lambda_, eps=eps, verbose=verbose,
+                     rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
+                     data_norm=data_norm, clip=clip, compat=compat, rng=rng,
+                     accountant=accountant, stacklevel=3)
+
+
+def check_compat(compat, data_norm: float):
+    """``None`` or ``"PrivateLR"`` (case-insensitive); R's calibration needs ``data_norm = 1``."""
+    if compat is None:
+        return None
+    if not isinstance(compat, str) or compat.lower() != "privatelr":
+        raise ValueError(f"compat must be None or 'PrivateLR', got {compat!r}")
+    if data_norm != 1.0:
+        raise ValueError("compat='PrivateLR' calibrates for covariate rows of norm <= 1 as "
+                         "PrivateLR does; leave data_norm at 1 (or drop compat)")
+    return "PrivateLR"
+
+
+def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose: int,
+              rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float,
+              clip: bool, compat, rng, accountant=None, stacklevel: int = 2) -> DPLR:
+    """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
+    the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
+    :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
+    is the fit's one Generator (projection first, then the noise)."""
+    fr = frame_rows(spec, data)
+    rows = fr.rows
+    private = eps > 0 and not math.isinf(eps)
+    k = int(spec.intercept)
+    p_cov = rows.d - k
+
+    # ---- the public map: scaling (not private: compat / eps = 0), projection ----------------
+    center = sd = None
+    factor = None
+    if do_scale:
+        if not hasattr(rows, "X"):
+            raise ValueError("do_scale=True is not available on Dask data: it scales with the "
+                             "data's (non-private) means and norms; rescale with public bounds")
+        rows.scan()                                  # finite values before the statistics
+        if p_cov == 0:
+            raise ValueError("do_scale=True needs at least one covariate")
+        center, sd, factor = standardise(rows.X[:, k:])
+        if private:
+            warnings.warn("dplr: do_scale=True scales with the data's mean, standard deviations "
+                          "and largest row norm, computed without noise: NOT PRIVATE (compat="
+                          "'PrivateLR')", PrivacyWarning, stacklevel=stacklevel)
+    n = rows.n
+    if rp_dim < 0:
+        rp_dim = rp_suggest(n)
+    projection = None
+    if 0 < rp_dim < p_cov:
+        _say(verbose, 1, f"dplr: randomly projecting onto {rp_dim} dimensions.")
+        projection = achlioptas_matrix(p_cov, rp_dim, rng)
+    elif rp_dim > 0:
+        warnings.warn(f"dplr: rp_dim={rp_dim} is not smaller than the number of covariates "
+                      f"({p_cov}); not projecting", UserWarning, stacklevel=stacklevel)
+        _say(verbose, 1, "dplr: rp.dim larger than data dimension, not projecting.")
+    q = p_cov if projection is None else rp_dim
+    pre = Preprocess(
+        center=None if center is None else tuple(center.tolist()),
+        scale=None if sd is None else tuple(sd.tolist()),
+        scale_factor=None if factor is None else float(factor),
+        projection=None if projection is None else tuple(map(tuple, projection.tolist())),
+        columns=None if projection is None else
+        tuple((["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(q)]))
+    if not pre.identity:
+        rows = rows.mapped(lambda X, pre=pre: pre.apply(X, bool(k)), k + q)
+
+    # ---- one scan: values, labels, covariate norms against data_norm -------------------------
+    scan = rows.scan(bound=data_norm, start=k)
+    if k + q == 0:
+        raise ValueError("the model has no columns (no intercept and no covariates)")
+    if fr.n_dropped:
+        warnings.warn(f"dplr: dropped {fr.n_dropped} of {fr.n_total} rows with missing values "
+                      "(R's na.omit); n counts the rows used and the guarantee is over these "
+                      "complete rows", UserWarning, stacklevel=stacklevel)
+    if spec.n_classes > 2:
+        warnings.warn(f"dplr: the response {spec.response!r} has {spec.n_classes} classes; "
+                      f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
+                      f"({spec.labels[1]!r})", UserWarning, stacklevel=stacklevel)
+    unique = scan.positives in (0, scan.n)
+    if unique:
+        warnings.warn("dplr: the response has a single value (unique outcome); the private fit "
+                      "is still run, status 'unique.outcomes'", UserWarning, stacklevel=stacklevel)
+    _say(verbose, 2, f"dplr: design {n} x {k + p_cov} ({', '.join(spec.design_columns)}); "
+                     f"response {spec.response} with {spec.labels[0]!r} coded 0")
+
+    if not (scan.n_over and clip):
+        scan.check_magnitude("the design")
+    n_clipped = 0
+    if scan.n_over and clip:
+        pre = dataclasses.replace(pre, clip=float(data_norm))
+        rows = rows.clipped(data_norm, start=k)
+        n_clipped = scan.n_over
+        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm")
+    elif clip:
+        pre = dataclasses.replace(pre, clip=float(data_norm))
+    elif scan.n_over and private and compat is None:
+        raise ValueError(erm.OUTSIDE_BOUND.format(what="the covariates", data_norm=data_norm,
+                                                  more=_OUTSIDE_HINT))
+    spec = spec.with_preprocess(None if pre.identity else pre)
+    B = 1.0 if compat == "PrivateLR" else norm_bound(data_norm, bool(k))
+    if compat == "PrivateLR" and private:
+        warnings.warn(_COMPAT_WARNING, PrivacyWarning, stacklevel=stacklevel)
+
+    # ---- calibration and release ---------------------------------------------------------------
+    if lambda_ is None:
+        lambda_ = default_lambda(n, eps, data_norm=B)
+        _say(verbose, 1, f"dplr: set lambda to: {r_number(lambda_)}")
+    _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_number(B)}"
+                     f"{' (PrivateLR compatibility)' if compat else ''}")
+    res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method="objective" if op else "output",
+                       loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
+                       accountant=accountant, norm_check=compat is None, what="the design")
+    if private and op:
+        _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
+        if res.status.startswith("adjusted lambda"):
+            _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_number(res.lambda_)}")
+        _say(verbose, 1, f"dplr: alpha - penalty: {r_number(res.eps_eff)}")
+    _say(verbose, 2, f"dplr: noise scale {r_number(res.noise_scale)}; solver {res.solver}, "
+                     f"{res.iterations} iterations, convergence {res.convergence}")
+
+    # ---- diagnostics (not private) and the result -------------------------------------------------
+    scores = rows.training_scores(res.coef)
+    cindex, p_tr = math.nan, 0.5
+    if scores is not None:
+        prob, y01 = expit(scores[0]), scores[1]
+        cindex = c_index(prob, y01)
+        if threshold != "fixed":
+            _say(verbose, 1, f"dplr: learning non-private threshold with method {threshold}")
+            p_tr = best_threshold(prob, y01, threshold)
+    elif threshold != "fixed":
+        raise ValueError(f"threshold={threshold!r} is not available on Dask data (it needs every "
+                         "training prediction, and is not private); use threshold='fixed'")
+    status = res.status
+    if unique:
+        status = "unique.outcomes" + (" nonconvergence" if res.convergence else "")
+    diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
+                                      n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
+    return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,
+                p_tr=float(p_tr), threshold=threshold, compat=compat, status=status,
+                convergence=int(res.convergence), call=call, n_dropped=fr.n_dropped,
+                diagnostics=diagnostics)
+
+
+def _say(verbose: int, level: int, msg: str) -> None:
+    if verbose >= level:
+        print(msg)
+
+
+def _call_text(object, data, **kwargs) -> str:
+    defaults = dict(target=None, lambda_=None, eps=1.0, verbose=0, rp_dim=0, threshold="fixed",
+                    do_scale=False, op=True, data_norm=1.0, clip=False, compat=None,
+                    random_state=None)
+    args = [_describe(object)]
+    if data is not None:
+        args.append(_describe(data))
+    for key, value in kwargs.items():
+        try:
+            same = value == defaults[key] and type(value) is type(defaults[key])
+        except Exception:
+            same = False
+        if value is None and defaults[key] is None:
+            same = True
+        if not same:
+            args.append(f"{key}={value!r}" if not isinstance(value, np.random.Generator)
+                        else f"{key}=<Generator>")
+    return "dplr(" + ", ".join(args) + ")"

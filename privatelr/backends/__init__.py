@@ -1,0 +1,34 @@
+"""Backends: where rows live. Chosen from the type of the data, never by the caller.
+
+* NumPy / pandas data → :class:`privatelr.rows.ArrayRows` (in memory);
+* Dask collections → :class:`privatelr.backends.dask.DaskRows` (partition-wise; ``dask`` is
+  imported only there, and only when Dask data is passed).
+
+Both implement :class:`privatelr.rows.RowSource`, so every front end runs one pipeline.
+"""
+
+from __future__ import annotations
+
+from ..rows import ArrayRows, FrameRows, array_frame_rows, is_dask
+
+__all__ = ["as_rows", "frame_rows", "is_dask"]
+
+
+def as_rows(X, y=None, weights=None, weights_bound: float | None = None):
+    """A row source for a design ``X`` with labels ``y`` and optional weights."""
+    if is_dask(X, y, weights):
+        from .dask import DaskRows
+
+        return DaskRows(X, y, weights, weights_bound)
+    return ArrayRows(X, y, weights, weights_bound)
+
+
+def frame_rows(spec, data, *, weights: str | None = None,
+               weights_bound: float | None = None) -> FrameRows:
+    """The raw design rows and 0/1 responses of a data frame under ``spec`` (see
+    :func:`privatelr.rows.array_frame_rows`); a Dask DataFrame partition by partition."""
+    if is_dask(data):
+        from .dask import design_rows
+
+        return design_rows(spec, data, weights=weights, weights_bound=weights_bound)
+    return array_frame_rows(spec, data, weights=weights, weights_bound=weights_bound)

@@ -1,0 +1,592 @@
+r"""The Dask backend: rows held by a Dask cluster, processed partition by partition.
+
+The estimators only need sums over rows — the loss :math:`\sum_i a_i\ell(y_i x_i^\top w)`, the
+gradient :math:`\sum_i a_i y_i \ell'(\cdot) x_i` and the Hessian
+:math:`\sum_i a_i \ell''(\cdot) x_i x_i^\top` — so they distribute exactly. :class:`DaskRows`
+implements :class:`privatelr.rows.RowSource` over a Dask array ``X`` (chunked by rows, one
+column chunk) persisted once on the workers: a scan is one map-reduce, and every evaluation of
+the objective is ONE pass in which each partition returns its partial sums packed in a vector
+of ``2 + d + d^2`` floats, a tree sum (``split_every=8``) adds them, and the client receives a
+single ``(value, gradient, d x d Hessian)``. The client never holds more than O(d²) numbers
+derived from the data, whatever ``n``.
+
+Everything random happens on the client, in :func:`privatelr.erm.fit_rows`, exactly as in
+memory (same Generator, same order), so the same seed gives the same noise and, with the same
+solver path, the same coefficients as the in-memory fit.
+
+**Public record count.** ``n`` is counted exactly and used in the calibration. As in Chaudhuri,
+Monteleoni & Sarwate (JMLR 2011), whose neighbouring data sets differ in one record (same
+``n``), the number of records is treated as **public**.
+
+**Line search.** :meth:`DaskERMObjective.line` costs one pass: it evaluates value, gradient (and
+the Hessian when asked) at the full step ``w + p``, which Newton's method accepts in nearly every
+iteration, so the following :meth:`~DaskERMObjective.evaluate` costs nothing. A trial step
+``t != 1`` costs one value-only pass (the workers keep no state but the persisted data, so a
+lost worker only costs a recomputation).
+
+**Data frames.** :func:`design_rows` builds design rows partition by partition from a
+:class:`~privatelr.design.DesignSpec` made from the frame's *schema* and declared levels (never
+from its rows); :func:`predict_frame` scores a Dask DataFrame lazily.
+
+Dask is an optional dependency (``pip install privatelr[dask]``); this is the only module that
+imports it, and only when Dask data is passed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_weights, clip_rows, label_vector, row_norms, too_large
+from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
+from ..rows import FrameRows, Scan, is_dask
+from ..scoring import outputs
+from ..losses import Loss
+
+__all__ = ["DaskRows", "DaskERMObjective", "design_rows", "predict_frame"]
+
+_SPLIT_EVERY = 8
+_UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError("Dask data needs dask: pip install 'privatelr[dask]'") from exc
+    return dask, da
+
+
+def _persist(*arrays):
+    dask, _ = _import_dask()
+    return dask.persist(*arrays)
+
+
+# --- per-partition kernels (run on the workers) -----------------------------------------------
+
+def _terms(loss, m, second):
+    terms = getattr(loss, "terms", None)
+    if terms is not None:
+        return terms(m, second)
+    return loss.value(m), loss.derivative(m), (loss.second_derivative(m) if second else None)
+
+
+def _block_sums(Xb, auxb, v, loss, order, f32):
+    """Partial sums of one partition at ``v``, packed as a ``(1, 2 + d + d*d)`` row.
+
+    ``auxb`` holds the ±1 labels in column 0 and, when present, the weights in column 1.
+    Layout: ``[rows, sum a l(m), sum r x (d), sum a l'' x x^T (d*d)]`` with ``m = y x^T v`` and
+    ``r = a y l'(m)``; the gradient (``order >= 1``) and Hessian (``order == 2``) slots stay 0
+    otherwise. Rows are processed in chunks of about 8 MB, so a worker's temporaries are bounded
+    whatever the partition size.
+    """
+    nb, d = Xb.shape
+    out = np.zeros(2 + d + d * d)
+    out[0] = nb
+    if nb == 0:
+        return out[None, :]
+    g = out[2:2 + d]
+    H = out[2 + d:].reshape(d, d)
+    weighted = auxb.shape[1] > 1
+    chunk = max(256, CHUNK_BYTES // (8 * d))
+    total = 0.0
+    for start in range(0, nb, chunk):
+        rows = slice(start, min(start + chunk, nb))
+        Xc = Xb[rows]
+        y = auxb[rows, 0]
+        m = y * (Xc @ v)
+        lv, d1, d2 = _terms(loss, m, order == 2)
+        a = auxb[rows, 1] if weighted else None
+        total += float(lv @ a) if weighted else float(lv.sum())
+        if order >= 1:
+            r = y * d1
+            if weighted:
+                r = r * a
+            g += Xc.T @ r
+        if order == 2:
+            c = d2 * a if weighted else d2
+            active = c > 0
+            if not active.all():  # Huber: rows outside the quadratic band add no curvature
+                Xc, c = Xc[active], c[active]
+                if c.size == 0:
+                    continue
+            sq = np.sqrt(c)
+            if f32:  # as in memory: single-precision Hessian for large d (only shapes the step)
+                Xs = Xc.astype(np.float32)
+                Xs *= sq.astype(np.float32)[:, None]
+            else:
+                Xs = Xc * sq[:, None]
+            H += Xs.T @ Xs
+    out[1] = total
+    return out[None, :]
+
+
+class DaskERMObjective:
+    r"""The ERM objective of :class:`privatelr.objective.ERMObjective` over a Dask array.
+
+    Same protocol (``evaluate``, ``line``, ``value``, ``subsample``, ``n``, ``d``, ``passes``,
+    ``value_scale``), same formula
+
+    .. math:: J(w) = \frac1n\sum_i a_i\,\ell(y_i x_i^\top w) + \frac\lambda2\|w\|^2 + \frac1n b^\top w,
+
+    but every evaluation is one map-reduce over the partitions of ``X`` (see the module
+    docstring). The client only ever receives ``2 + d + d^2`` floats per pass.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, d), float64
+        Chunked by rows only (one column chunk), known chunk sizes; ideally persisted.
+    aux : dask.array.Array, shape (n, 1) or (n, 2)
+        Labels in ±1 (column 0) and optional weights (column 1), same row chunks as ``X``.
+    loss : Loss
+    lambda_ : float
+    noise : (d,) ndarray or None
+        Objective-perturbation vector ``b`` (kept on the client; enters as ``b @ w / n``).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from privatelr.losses import LogisticLoss
+    >>> X = da.from_array(np.c_[np.ones(8), np.linspace(-1, 1, 8)] / 2, chunks=(4, 2))
+    >>> aux = da.from_array(np.array([-1., -1, 1, -1, 1, 1, -1, 1])[:, None], chunks=(4, 1))
+    >>> obj = DaskERMObjective(X, aux, LogisticLoss(), 0.1)
+    >>> f, g, H = obj.evaluate(np.zeros(2), True)
+    >>> round(f, 6), H.shape, obj.passes
+    (0.693147, (2, 2), 1)
+    """
+
+    def __init__(self, X, aux, loss: Loss, lambda_: float, noise=None, *, n: int | None = None):
+        self.X = X
+        self.aux = aux
+        self.loss = loss
+        self.lambda_ = float(lambda_)
+        self.n = int(X.shape[0]) if n is None else int(n)
+        self.d = int(X.shape[1])
+        self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
+        self.passes = 0
+        self.value_scale = 0.0
+        self._f32 = self.d >= HESSIAN_F32_MIN_D
+        self._ahead = None  # (w, f, g, H) prepared by the last line search at t = 1
+        self._last = None   # (w, f, g, H) of the last evaluation
+
+    def subsample(self, m: int) -> "DaskERMObjective":
+        """The same objective on every ``k``-th row (``k = n // m``), persisted on the workers.
+
+        The rows are exactly those of :meth:`ERMObjective.subsample` (a global stride), so a
+        warm-started Dask fit follows the in-memory fit's path. Used only for a starting point.
+        """
+        _, _ = _import_dask()
+        k = max(1, self.n // max(1, int(m)))
+        Xs, auxs = self.X[::k], self.aux[::k]
+        Xs, auxs = _persist(Xs, auxs)
+        sub = DaskERMObjective(Xs, auxs, self.loss, self.lambda_)
+        sub.linear = self.linear.copy()
+        return sub
+
+    def _pass(self, v, order: int):
+        """One map-reduce: ``(f, g, H)`` at ``v`` (``g``/``H`` None below ``order`` 1/2)."""
+        _, da = _import_dask()
+        d = self.d
+        v = np.ascontiguousarray(v, dtype=float)
+        parts = da.map_blocks(_block_sums, self.X, self.aux, v=v, loss=self.loss, order=order,
+                              f32=self._f32, dtype=float,
+                              chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
+        total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
+        self.passes += 1
+        data = total[1] / self.n
+        ridge, lin = 0.5 * self.lambda_ * (v @ v), self.linear @ v
+        self.value_scale = float(abs(data) + ridge + abs(lin))
+        f = float(data + ridge + lin)
+        g = H = None
+        if order >= 1:
+            g = total[2:2 + d] / self.n + self.lambda_ * v + self.linear
+        if order == 2:
+            H = total[2 + d:].reshape(d, d) / self.n
+            H[np.diag_indices_from(H)] += self.lambda_
+        return f, g, H
+
+    # -- protocol used by the solver ---------------------------------------------------------
+    def value(self, w) -> float:
+        for cached in (self._ahead, self._last):
+            if cached is not None and np.array_equal(w, cached[0]):
+                return cached[1]
+        return self._pass(w, 0)[0]
+
+    def evaluate(self, w, hessian: bool = True):
+        """Return ``(value, gradient, hessian_or_None)`` at ``w``: one pass, or none when the
+        last line search (or evaluation) already prepared this point."""
+        for cached in (self._ahead, self._last):
+            if (cached is not None and np.array_equal(w, cached[0])
+                    and (cached[3] is not None or not hessian)):
+                H = cached[3]
+                return cached[1], cached[2].copy(), (None if H is None or not hessian else H.copy())
+        f, g, H = self._pass(w, 2 if hessian else 1)
+        self._last = (np.array(w, dtype=float), f, g, H)
+        return f, g.copy(), (None if H is None else H.copy())
+
+    def line(self, w, p, hessian: bool = True):
+        """Restrict ``J`` to ``w + t p``; one pass prepares ``t = 1`` (value, gradient and,
+        when ``hessian``, the Hessian); any other ``t`` costs one value-only pass."""
+        w = np.asarray(w, dtype=float)
+        p = np.asarray(p, dtype=float)
+        w1 = w + 1.0 * p
+        f1, g1, H1 = self._pass(w1, 2 if hessian else 1)
+        self._ahead = (w1, f1, g1, H1)
+
+        def phi(t: float) -> float:
+            if t == 1.0:
+                return f1
+            return self._pass(w + t * p, 0)[0]
+
+        return phi
+
+
+def _schema_frame(meta):
+    """The Dask DataFrame's schema as an empty pandas frame; categorical columns whose
+    categories Dask does not know are plain text (their levels must then be declared)."""
+    import pandas as pd
+
+    meta = meta.copy()
+    meta.columns = [str(c) for c in meta.columns]
+    for col in meta.columns:
+        dtype = meta[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and (
+                not len(dtype.categories) or _UNKNOWN_CATEGORIES in map(str, dtype.categories)):
+            meta[col] = meta[col].astype(object)
+    return meta
+
+
+def _dplr_block(part, spec, data_norm, weights_col=None):
+    """Raw design of one partition: ``([y01 | X], stats)``; rows with missing values dropped.
+
+    stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
+    squared covariate norm].
+    """
+    frame = part.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    rows = spec.rows(frame, raw=True, what="a partition of data")
+    X, y = rows.X, rows.y
+    k = int(spec.intercept)
+    cov = X[:, k:]
+    norms = row_norms(cov)
+    stats = np.array([len(frame), rows.n_dropped, 0, float(y.sum()),
+                      int((norms > data_norm * (1.0 + 5e-13)).sum()),
+                      float(norms.max() ** 2) if norms.size else 0.0])
+    cols = [y, X]
+    if weights_col is not None:  # WALR: the weights of the rows kept, as the last column
+        cols.append(frame[weights_col].to_numpy(dtype=np.float64)[rows.complete])
+    width = X.shape[1] + 1 + (weights_col is not None)
+    return np.column_stack(cols) if X.shape[0] else np.zeros((0, width)), stats
+
+
+def _as_dask_matrix(X, da):
+    """A float64 Dask array chunked by rows only (dask DataFrames are converted)."""
+    if is_dask(X) and hasattr(X, "to_dask_array"):  # dask DataFrame / Series
+        X = X.to_dask_array()  # row counts are taken after persisting (no extra read)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a Dask array or DataFrame here, got {type(X).__name__}")
+    dt = X.dtype
+    if dt == object or not (np.issubdtype(dt, np.number) or dt == np.bool_):
+        raise TypeError(f"X must hold numbers, got dtype {dt}; encode factors first "
+                        "(dplr() does this for you)")
+    if np.issubdtype(dt, np.complexfloating):
+        raise TypeError(f"X must be real, got complex dtype {dt}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows x columns), got {X.ndim}-D")
+    if X.shape[1] == 0:
+        raise ValueError("X has no columns; need at least one")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X.astype(np.float64)
+
+
+def _lazy_vector(v):
+    """A Dask Series becomes a Dask array (row counts unknown until persisted)."""
+    if is_dask(v) and hasattr(v, "to_dask_array"):
+        return v.to_dask_array()
+    return v
+
+
+def _known_chunks(a):
+    if a is not None and hasattr(a, "chunks") and any(np.isnan(c) for c in a.chunks[0]):
+        a.compute_chunk_sizes()  # cheap once persisted: the blocks are in memory
+    return a
+
+
+def _as_dask_vector(name, v, chunks, n_rows, da):
+    if v is None:
+        return None
+    if not isinstance(v, da.Array):
+        v = label_vector(name, v, n_rows, what="1-D with one entry per row of X",
+                         noun="labels" if name == "y" else "entries")
+        v = da.from_array(v, chunks=(chunks,))
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got {v.ndim}-D")
+    dt = v.dtype
+    if dt != np.bool_ and (dt == object or not np.issubdtype(dt, np.number)
+                           or np.issubdtype(dt, np.complexfloating)):
+        raise TypeError(f"{name} must hold real numbers (or bool), got dtype {dt}")
+    _known_chunks(v)
+    if v.shape[0] != n_rows:
+        what = "labels" if name == "y" else "entries"
+        raise ValueError(f"{name} has {v.shape[0]} {what} but X has {n_rows} rows; they must match")
+    if v.chunks[0] != chunks:
+        v = v.rechunk((chunks,))
+    return v
+
+
+# --- the row source -------------------------------------------------------------------------------
+
+def _scan_block(Xb, yb, wb, bound, start):
+    """One validation row per partition: ``[rows, rows with NaN/inf, bad labels (NaN),
+    labels not 0/1, labels not -1/+1, largest row norm, rows above the bound, weight min,
+    weight max, bad weights, largest |x|, positives]`` over the finite rows; norms from
+    :func:`~privatelr._validation.row_norms` (no overflow), the bound's test as in memory."""
+    nb = Xb.shape[0]
+    finite_rows = np.isfinite(Xb).all(axis=1)
+    n_finite = int(finite_rows.sum())
+    Xf = Xb if n_finite == nb else Xb[finite_rows]
+    norms = row_norms(Xf) if Xf.size else np.zeros(Xf.shape[0])
+    part = norms if start == 0 else (row_norms(Xf[:, start:]) if Xf.size else norms)
+    max_abs = max(float(Xf.max()), -float(Xf.min())) if Xf.size else 0.0
+    out = np.array([nb, nb - n_finite, 0, 0, 0, float(norms.max()) if norms.size else 0.0,
+                    0 if bound is None else int((part > bound * (1.0 + 5e-13)).sum()),
+                    np.inf, -np.inf, 0, max_abs, 0], dtype=float)
+    if yb is not None:
+        y = yb.reshape(-1).astype(np.float64)
+        y_ok = np.isfinite(y)
+        out[2] = y.size - int(y_ok.sum())
+        out[3] = int(((y != 0.0) & (y != 1.0) & y_ok).sum())
+        out[4] = int(((y != -1.0) & (y != 1.0) & y_ok).sum())
+        out[11] = int((y == 1.0).sum())
+    if wb is not None:
+        w = wb.reshape(-1).astype(np.float64)
+        ok = np.isfinite(w)
+        if ok.any():
+            out[7], out[8] = float(w[ok].min()), float(w[ok].max())
+        out[9] = w.size - int(ok.sum())
+    return out[None, :]
+
+
+def _bad_labels(yb):
+    """Up to five distinct label values of a partition that are not 0, 1 or -1."""
+    y = yb.reshape(-1).astype(np.float64)
+    return np.unique(y[(y != 0) & (y != 1) & (y != -1)])[:5]
+
+
+def _clip_block(Xb, bound, start):
+    if start == 0:
+        return clip_rows(Xb, bound)[0]
+    out = Xb.copy()
+    out[:, start:] = clip_rows(np.ascontiguousarray(Xb[:, start:]), bound)[0]
+    return out
+
+
+def _aux_block(yb, wb=None):
+    y = np.where(yb.reshape(-1) == 1, 1.0, -1.0)
+    if wb is None:
+        return y[:, None]
+    return np.column_stack([y, wb.reshape(-1).astype(np.float64)])
+
+
+def _positive_block(Xb, yb, wb, clip01):
+    """``[rows outside [0, 1], column flags (k), sum_i r_i x_i (k)]``, ``r = w 1{y = 1}``."""
+    k = Xb.shape[1]
+    outside = (Xb < 0.0) | (Xb > 1.0)
+    out = np.zeros(1 + 2 * k)
+    out[0] = int(outside.any(axis=1).sum())
+    out[1:1 + k] = outside.any(axis=0)
+    r = (yb.reshape(-1) == 1.0).astype(np.float64)
+    if wb is not None:
+        r = r * wb.reshape(-1).astype(np.float64)
+    X = np.clip(Xb, 0.0, 1.0) if clip01 else Xb
+    out[1 + k:] = np.einsum("ij,i->j", X, r)
+    return out[None, :]
+
+
+class DaskRows:
+    """Rows on a Dask cluster (:class:`privatelr.rows.RowSource`).
+
+    ``X`` is a Dask array or DataFrame of numbers chunked by rows; ``y`` and ``weights`` Dask
+    arrays/Series with the same rows, or NumPy arrays. Everything lazy is persisted once (a
+    shared source, e.g. one Parquet read giving ``X`` and ``y``, is read once).
+    """
+
+    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None):
+        _, da = _import_dask()
+        if not is_dask(X):
+            raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
+                            "collection (convert X with dask.array.from_array)")
+        if weights is None:
+            _, self.weights_bound = as_weights("weights", None, 0, "weights_bound",
+                                               weights_bound)
+        else:
+            _, self.weights_bound = as_weights("weights", np.zeros(1), 1, "weights_bound",
+                                               weights_bound)
+        y, weights = _lazy_vector(y), _lazy_vector(weights)
+        X = _as_dask_matrix(X, da)
+        lazy = [a for a in (X, y, weights) if isinstance(a, da.Array)]
+        done = dict(zip(map(id, lazy), _persist(*lazy)))
+        X, y, weights = (done.get(id(a), a) for a in (X, y, weights))
+        _known_chunks(X)
+        n_rows = int(X.shape[0])
+        if n_rows == 0:
+            raise ValueError("X is empty (no rows); need at least one row")
+        self.y = _as_dask_vector("y", y, X.chunks[0], n_rows, da)
+        self.w = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
+        if self.y is not None or self.w is not None:
+            done = _persist(*[a for a in (self.y, self.w) if a is not None])
+            it = iter(done)
+            self.y = next(it) if self.y is not None else None
+            self.w = next(it) if self.w is not None else None
+        self.X = X
+        self.n, self.d = n_rows, int(X.shape[1])
+        self.weighted = self.w is not None
+        self._aux = None
+
+    def _with(self, X) -> "DaskRows":
+        out = object.__new__(DaskRows)
+        out.__dict__.update(self.__dict__)
+        (out.X,) = _persist(X)
+        out.d = int(out.X.shape[1])
+        return out
+
+    def scan(self, bound: float | None = None, start: int = 0) -> Scan:
+        """One pass over the persisted rows, with the in-memory checks and messages."""
+        import dask
+
+        _, da = _import_dask()
+        Xb = self.X.to_delayed().ravel()
+        yb = self.y.to_delayed().ravel() if self.y is not None else [None] * len(Xb)
+        wb = self.w.to_delayed().ravel() if self.w is not None else [None] * len(Xb)
+        parts = [da.from_delayed(dask.delayed(_scan_block)(a, b, c, bound, start),
+                                 shape=(1, 12), dtype=float) for a, b, c in zip(Xb, yb, wb)]
+        st = da.concatenate(parts, axis=0).compute()
+        bad_x = int(st[:, 1].sum())
+        if bad_x:
+            raise ValueError(f"X contains NaN or infinite values in {bad_x} row(s); remove or "
+                             "impute them")
+        max_abs = float(st[:, 10].max())
+        if int(st[:, 2].sum()):
+            raise ValueError("y contains NaN or infinite values")
+        if int(st[:, 3].sum()) and int(st[:, 4].sum()):
+            shown = sorted(set(np.concatenate(dask.compute(
+                *[dask.delayed(_bad_labels)(b) for b in yb])).tolist()))
+            raise ValueError(f"y must be two-valued: 0/1, bool or -1/+1; got values outside it "
+                             f"such as {shown[:5]}")
+        max_weight = 1.0
+        if self.w is not None:
+            if int(st[:, 9].sum()):
+                raise ValueError("weights contains NaN or infinite values")
+            lo, hi = float(st[:, 7].min()), float(st[:, 8].max())
+            if lo < 0 or hi > self.weights_bound:
+                raise ValueError(f"weights must lie in [0, weights_bound] = "
+                                 f"[0, {self.weights_bound}]; got range [{lo}, {hi}]")
+            max_weight = hi
+        return Scan(n=self.n, d=self.d, n_over=int(st[:, 6].sum()),
+                    max_norm=float(st[:, 5].max()), max_weight=max_weight,
+                    positives=int(st[:, 11].sum()), too_large=too_large(max_abs),
+                    max_abs=max_abs)
+
+    def mapped(self, fn, d: int) -> "DaskRows":
+        return self._with(self.X.map_blocks(fn, dtype=float, chunks=(self.X.chunks[0], (d,))))
+
+    def clipped(self, bound: float, start: int = 0) -> "DaskRows":
+        return self._with(self.X.map_blocks(_clip_block, bound, start, dtype=float))
+
+    def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True):
+        _, da = _import_dask()
+        if labels:
+            y = self.y
+        else:
+            y = da.zeros(self.n, chunks=(self.X.chunks[0],))
+        if self.w is None:
+            aux = y.map_blocks(_aux_block, dtype=float, new_axis=1, chunks=(y.chunks[0], (1,)))
+        else:
+            aux = da.map_blocks(_aux_block, y, self.w, dtype=float, new_axis=1,
+                                chunks=(y.chunks[0], (2,)))
+        (aux,) = _persist(aux)
+        return DaskERMObjective(self.X, aux, loss, lambda_, noise=noise, n=self.n)
+
+    def positive_sum(self, clip01: bool):
+        _, da = _import_dask()
+        k = self.d
+        args = [self.X, self.y[:, None]] + ([self.w[:, None]] if self.w is not None else [])
+        if self.w is None:
+            parts = da.map_blocks(lambda a, b: _positive_block(a, b, None, clip01), *args,
+                                  dtype=float, chunks=((1,) * self.X.numblocks[0], (1 + 2 * k,)))
+        else:
+            parts = da.map_blocks(lambda a, b, c: _positive_block(a, b, c, clip01), *args,
+                                  dtype=float, chunks=((1,) * self.X.numblocks[0], (1 + 2 * k,)))
+        st = np.asarray(parts.compute(), dtype=float)
+        return st[:, 1 + k:].sum(axis=0), int(st[:, 0].sum()), st[:, 1:1 + k].any(axis=0)
+
+    def training_scores(self, coef):
+        """Not computed on Dask data: every prediction would have to come to the client."""
+        return None
+
+
+# --- data frames -----------------------------------------------------------------------------------
+
+def design_rows(spec, data, *, weights: str | None = None,
+                weights_bound: float | None = None) -> FrameRows:
+    """The raw design rows and 0/1 responses of a Dask DataFrame under ``spec``, built partition
+    by partition with :meth:`~privatelr.design.DesignSpec.rows` and persisted (one pass over the
+    source); ``weights`` names a column of observation weights."""
+    dask, da = _import_dask()
+    if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
+        raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
+    if weights is not None and weights not in data.columns:
+        raise ValueError(f"weights={weights!r} is not a column of data")
+    d_raw = len(spec.formulaic_columns)
+    parts = [dask.delayed(_dplr_block, nout=2)(p, spec, np.inf, weights)
+             for p in data.to_delayed()]
+    persisted = dask.persist(*[x for pair in parts for x in pair])
+    blocks, stats = persisted[0::2], persisted[1::2]
+    stats = np.array(dask.compute(*stats)).reshape(-1, 6)
+    n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
+    if n_total - n_dropped == 0:
+        raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    lengths = (stats[:, 0] - stats[:, 1]).astype(int)
+    width = d_raw + 1 + (weights is not None)
+    design = da.concatenate([da.from_delayed(b, shape=(int(m), width), dtype=float)
+                             for b, m in zip(blocks, lengths)], axis=0)
+    if design.numblocks[0] > 1 and 0 in design.chunks[0]:
+        design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
+    X = design[:, 1:1 + d_raw]
+    w = design[:, 1 + d_raw] if weights is not None else None
+    rows = DaskRows(X, design[:, 0], w, weights_bound if weights is not None else None)
+    return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
+
+
+def schema_of(data):
+    """The Dask DataFrame's schema as an empty pandas frame (:func:`_schema_frame`)."""
+    return _schema_frame(data._meta)
+
+
+def _predict_part(part, spec, coef, p_tr, type):
+    import pandas as pd
+
+    X, complete = spec.transform(part.reset_index(drop=True), what="data")
+    out = outputs(X, complete, coef, p_tr, spec.labels, type)
+    if type == "class":
+        return pd.Series(out, index=part.index, dtype=object, name="class")
+    return pd.Series(out, index=part.index, name="link" if type == "link" else "probabilities")
+
+
+def predict_frame(spec, coef, p_tr: float, data, type: str):
+    """Predictions for a Dask DataFrame: a lazy Dask Series, computed partition-wise with the
+    model's spec (same columns, levels, public map); nothing runs until the caller asks."""
+    import pandas as pd
+
+    if not hasattr(data, "map_partitions"):
+        raise TypeError(f"predict on Dask data needs a Dask DataFrame, got "
+                        f"{data.__class__.__name__}")
+    coef = np.asarray(coef, dtype=np.float64)
+    if type == "class":
+        meta = pd.Series([], dtype=object, name="class")
+    else:
+        meta = pd.Series([], dtype=np.float64, name="link" if type == "link" else "probabilities")
+    return data.map_partitions(_predict_part, spec, coef, float(p_tr), type, meta=meta)

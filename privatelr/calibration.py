@@ -1,0 +1,347 @@
+r"""The privacy arithmetic, once: every sensitivity, noise scale and default of the package.
+
+The estimators are those of Chaudhuri & Monteleoni, *Privacy-preserving logistic regression*,
+NIPS 2008 (NIPS08), and Chaudhuri, Monteleoni & Sarwate, *Differentially private empirical risk
+minimization*, JMLR 12 (2011) 1069–1109 (JMLR11). They minimise
+
+.. math::
+    J(w) = \frac{1}{n}\sum_{i=1}^n a_i\,\ell(y_i\,w^\top x_i) + \frac{\lambda}{2}\|w\|^2,
+    \qquad y_i \in \{-1, +1\},
+
+every coefficient (the intercept too) penalised, over design rows with the public bound
+:math:`\|x_i\| \le B` and weights :math:`0 \le a_i \le A` (``A = 1`` without weights), for a loss
+with :math:`|\ell'| \le 1` and :math:`|\ell''| \le c` (:mod:`privatelr.losses`).
+
+**Reduction to the unit ball.** The theorems assume :math:`\|x\| \le 1` and unweighted losses.
+Write :math:`x = B x'`, :math:`w' = B w`: then :math:`w^\top x = w'^\top x'` and
+:math:`\frac{\lambda}{2}\|w\|^2 = \frac{\lambda/B^2}{2}\|w'\|^2`, so the problem is the unit-ball
+problem with :math:`\lambda' = \lambda/B^2`. A weight :math:`a_i \le A` turns the loss into
+:math:`a_i\ell` with Lipschitz constant :math:`A` and curvature :math:`Ac`; dividing the
+objective by ``A`` gives a 1-Lipschitz loss with curvature ``c`` and :math:`\lambda'' =
+\lambda/(A B^2)` — so every formula below is the theorem's with ``λ`` replaced by
+``λ/(A B²)`` and the noise mapped back to ``w`` (a factor ``A B``).
+
+**Objective perturbation** (JMLR11 Algorithm 2 and Theorem 9; NIPS08 Algorithm 2 and Theorem 3).
+Let :math:`\varepsilon' = \varepsilon - 2\log\!\big(1 + \frac{c A B^2}{n\lambda}\big)`
+(JMLR11 eq. after Algorithm 2: :math:`\log(1 + \frac{2c}{n\lambda} + \frac{c^2}{n^2\lambda^2})`).
+
+* If :math:`\varepsilon' > 0`: minimise :math:`J(w) + \frac{1}{n} b^\top w` with ``b`` of density
+  :math:`\propto \exp(-\varepsilon'\|b\|/(2AB))`, i.e. :math:`\|b\| \sim \mathrm{Gamma}(d,
+  2AB/\varepsilon')` uniformly directed (unit-ball case: :math:`\exp(-\varepsilon'\|b\|/2)`).
+* Otherwise (status ``"adjusted lambda"``): regularise with
+  :math:`\lambda^* = \frac{c A B^2}{n(e^{\varepsilon/4} - 1)}` (JMLR11's :math:`\lambda + \Delta`),
+  for which :math:`2\log(1 + cAB^2/(n\lambda^*)) = \varepsilon/2`, and use
+  :math:`\varepsilon' = \varepsilon/2`.
+
+With ``B = 1, A = 1, c = 1/4`` these are exactly PrivateLR's ``penalty``, ``eps_eff`` and adjusted
+λ. The C programs (``small_eps="error"``) refuse instead of adjusting when ``ε' < 1e-4``.
+
+**Output perturbation** (JMLR11 Algorithm 1, Corollary 8; NIPS08 Theorem 1). The minimiser
+:math:`w^*` of the λ-strongly-convex ``J`` has L2 sensitivity :math:`2AB/(n\lambda)` (a
+1-Lipschitz loss scaled by ``A`` over rows of norm ``≤ B``), so releasing :math:`w^* + b` with
+:math:`\|b\| \sim \mathrm{Gamma}(d, 2AB/(n\lambda\varepsilon))` is ε-differentially private.
+This requires the *exact* minimiser: the solver stops at a relative gradient of 1e-10, and a
+private fit whose solver did not converge is refused (see *Exactness* below).
+
+**Non-private** (``eps == 0``, R's convention, or ``eps == inf``): the minimiser of ``J``.
+
+**Design rows with an intercept.** The theorems bound every design row, the constant intercept
+entry included: a covariate row with :math:`\|x\| \le` ``data_norm`` gives the row
+:math:`(1, x)` of norm at most :math:`\sqrt{\texttt{data\_norm}^2 + 1}`, which is the ``B``
+that :func:`norm_bound` returns for a model with an intercept.
+
+**Default λ** (one rule for every front end). :func:`default_lambda` is the smallest λ whose
+objective-perturbation penalty :math:`2\log(1 + cAB^2/(n\lambda))` is :math:`\varepsilon/10`:
+:math:`\lambda = cAB^2/(n(e^{\varepsilon/20} - 1))`. With ``B = 1, A = 1, c = 1/4`` it is
+PrivateLR's ``1/(4n(exp(eps/20) - 1))``; for other bounds the penalty stays a tenth of ε (R's
+rule applied to ``B > 1`` would spend more, up to most of ε).
+
+**Label privacy (WALR).** Changing one label changes the weighted dot product
+:math:`\frac1N\sum_i a_i y_i x_i` (features in :math:`[0,1]^k`, weights in :math:`[0, A]`) by at
+most :math:`A\sqrt{k}/N` in L2 norm: :func:`label_sensitivity`. The Gaussian σ for it is
+:func:`privatelr.mechanisms.gaussian_sigma`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import (FLOAT_MAX, GRADIENT_LIMIT, LOG_FLOAT_MAX, TINY, check_int, check_real,
+                          exp_or_raise, log1p_exp, log_expm1)
+
+__all__ = ["Calibration", "calibrate", "default_lambda", "norm_bound", "label_sensitivity",
+           "METHODS"]
+
+METHODS = ("objective", "output")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The privacy calibration of one fit (no data in it beyond ``n`` and ``d``).
+
+    Attributes
+    ----------
+    method : str
+        ``"objective"``, ``"output"`` or ``"nonprivate"``.
+    eps : float
+        The requested privacy level (0 or inf: none).
+    eps_eff : float
+        ε' used for the noise (objective perturbation), ``eps`` for output perturbation, 0 when
+        non-private.
+    penalty : float
+        :math:`2\\log(1 + cAB^2/(n\\lambda))` at the requested λ (objective perturbation only).
+    lambda_ : float
+        The regulariser used (λ, or λ* when adjusted).
+    lambda_requested : float
+    noise_scale : float
+        Scale ``s`` of :math:`\\|b\\| \\sim \\mathrm{Gamma}(d, s)`; 0 when non-private.
+    status : str
+        ``"ok"`` or ``"adjusted lambda"``.
+    """
+
+    method: str
+    eps: float
+    eps_eff: float
+    penalty: float
+    lambda_: float
+    lambda_requested: float
+    noise_scale: float
+    status: str
+    n: int
+    d: int
+    data_norm: float
+    weights_bound: float
+    curvature: float
+
+
+def _ratio(num, den) -> float | None:
+    """``prod(num) / prod(den)``, multiplied left to right as written in the formulas, or None
+    when an intermediate product leaves the normal range of double precision (then the caller
+    computes the quantity from logarithms)."""
+    top = 1.0
+    for x in num:
+        top *= x
+        if not TINY <= top <= FLOAT_MAX:
+            return None
+    bottom = 1.0
+    for x in den:
+        bottom *= x
+        if not TINY <= bottom <= FLOAT_MAX:
+            return None
+    value = top / bottom
+    return value if TINY <= value <= FLOAT_MAX else None
+
+
+_ADVICE = {
+    "eps": ("increase eps", "decrease eps, or pass eps=inf (or 0) for a non-private fit"),
+    "lambda_": ("increase lambda_", "decrease lambda_"),
+    "data_norm": ("decrease data_norm (rescale X by a public constant so that its rows' bound is "
+                  "nearer 1)", "increase data_norm (rescale X by a public constant so that its "
+                  "rows' bound is nearer 1)"),
+    "weights_bound": ("decrease weights_bound (rescale the weights by a public constant)",
+                      "increase weights_bound (rescale the weights by a public constant)"),
+    "curvature": ("use a loss of smaller curvature (for the Huber loss, a larger h)",
+                  "use a loss of larger curvature"),
+    "n": ("use more rows", "use fewer rows"),
+}
+
+
+def _noise_scale(direct: float | None, log_scale: float, d: int, terms: dict,
+                 formula: str) -> float:
+    """The noise scale, or ValueError when it underflows to 0 or its noise could overflow.
+
+    The norm of the noise is Gamma(d, scale); it exceeds ``(d + 12 sqrt(d) + 80) * scale`` with
+    probability below 1e-19, so a scale whose product with that (times 4, room for the
+    minimiser) is not a finite double is refused before anything is drawn.
+    """
+    room = math.log(4.0 * (d + 12.0 * math.sqrt(d) + 80.0))
+    quantity = f"the noise scale {formula}"  # the limit: the noise's norm must be a finite double
+    exp_or_raise(min(log_scale, LOG_FLOAT_MAX - room), terms, quantity, _ADVICE)  # underflow
+    if log_scale + room >= LOG_FLOAT_MAX:
+        exp_or_raise(log_scale, terms, quantity + f" (which, times {math.exp(room):.4g} "
+                     f"for d={d}, bounds the norm of the noise vector, a double)", _ADVICE,
+                     log_limit=LOG_FLOAT_MAX - room)
+    return direct if direct is not None else math.exp(log_scale)
+
+
+def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "objective",
+              curvature: float = 0.25, data_norm: float = 1.0, weights_bound: float = 1.0,
+              small_eps: str = "adjust") -> Calibration:
+    r"""Compute λ used, ε', the penalty and the noise scale (see the module docstring).
+
+    Every formula is evaluated as written when its intermediate products are normal doubles and
+    otherwise from logarithms, so any arguments in [5e-324, 1.8e308] give the exact value
+    (e.g. the penalty :math:`2\log(1 + e^{\ell})` with
+    :math:`\ell = \log c + \log A + 2\log B - \log n - \log\lambda`, and
+    :math:`\log(e^{\varepsilon/4} - 1)` without under- or overflow). A noise scale or an
+    adjusted λ that is not a finite positive double — or a noise scale so large that the noise
+    vector could overflow, or (objective perturbation) that its term ``b/n`` could exceed the
+    1e153 up to which the solver can square gradients — raises ``ValueError`` naming the
+    argument that causes it and what to change, before anything is drawn.
+
+    Parameters
+    ----------
+    n, d : int
+        Rows and columns of the design (intercept column included).
+    eps : float
+        Privacy level; 0 or inf means non-private.
+    lambda_ : float
+        Requested regulariser (> 0).
+    method : {"objective", "output"}
+    curvature : float
+        The loss's ``c`` (1/4 logistic, 1/(2h) Huber).
+    data_norm : float
+        ``B``, the public bound on the L2 norm of every design row.
+    weights_bound : float
+        ``A``, the public bound on every weight (1 without weights).
+    small_eps : {"adjust", "error"}
+        What to do when ε' <= 0 (``"adjust"``: JMLR11/PrivateLR adjusted λ) or, with ``"error"``,
+        when ε' < 1e-4 (the C programs' rule): raise ``ValueError``.
+
+    Examples
+    --------
+    >>> cal = calibrate(150, 5, eps=1.0, lambda_=0.01)
+    >>> round(cal.penalty, 6), round(cal.eps_eff, 6), cal.status
+    (0.308301, 0.691699, 'ok')
+    >>> calibrate(150, 5, eps=1.0, lambda_=1e-300).lambda_ == 0.25 / (150 * math.expm1(0.25))
+    True
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+    if small_eps not in ("adjust", "error"):
+        raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    B = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
+    c = check_real("curvature", curvature, low=0.0, low_open=True)
+    common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
+    if eps == 0 or np.isinf(eps):
+        return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
+                           lambda_=lambda_, noise_scale=0.0, status="ok", **common)
+    lA, lB, lc, ln, llam = map(math.log, (A, B, c, float(n), lambda_))
+    if method == "output":
+        # s = 2AB/(n lambda eps), JMLR11 Corollary 8; log s is the sum of the terms' logs
+        terms = {"eps": (eps, -math.log(eps)), "lambda_": (lambda_, -llam),
+                 "data_norm": (B, lB), "weights_bound": (A, lA), "n": (n, -ln)}
+        scale = _noise_scale(_ratio((2.0, A, B), (n, lambda_, eps)),
+                             math.log(2.0) + lA + lB - ln - llam - math.log(eps), d, terms,
+                             "2*weights_bound*data_norm/(n*lambda_*eps)")
+        return Calibration(method="output", eps=eps, eps_eff=eps, penalty=0.0, lambda_=lambda_,
+                           noise_scale=scale, status="ok", **common)
+    # penalty 2 log(1 + q), q = cAB^2/(n lambda): log1p(q) = log(1 + e^log q) when q leaves range
+    q = _ratio((c, A, B, B), (n, lambda_))
+    if q is not None:
+        penalty = float(2.0 * np.log1p(q))
+    else:
+        penalty = 2.0 * log1p_exp(lc + lA + 2.0 * lB - ln - llam)
+    eps_eff = eps - penalty
+    if small_eps == "error":
+        if eps_eff < 1e-4:
+            raise ValueError(f"eps too small for lambda: eps' = eps - 2 log(1 + c/(n lambda)) = "
+                             f"{eps_eff:.6g} < 1e-4; increase eps, lambda or n")
+        lam, status = lambda_, "ok"
+    elif eps_eff > 0:
+        lam, status = lambda_, "ok"
+    else:
+        # lambda* = cAB^2/(n (e^{eps/4} - 1)), from 2 log(1 + cAB^2/(n lambda*)) = eps/2
+        em = float(np.expm1(eps / 4.0)) if eps < 2800.0 else math.inf
+        log_lam = lc + lA + 2.0 * lB - ln - log_expm1(eps, 4.0)
+        lam = _ratio((c, A, B, B), (n, em))
+        if lam is None:
+            lam = exp_or_raise(
+                log_lam, {"eps": (eps, -log_expm1(eps, 4.0)), "data_norm": (B, 2.0 * lB),
+                          "weights_bound": (A, lA), "curvature": (c, lc), "n": (n, -ln)},
+                "the adjusted lambda_ curvature*weights_bound*data_norm**2/(n*(exp(eps/4) - 1)) "
+                "that objective perturbation needs when eps <= its penalty", _ADVICE)
+        eps_eff, status = eps / 2.0, "adjusted lambda"
+    # s = 2AB/eps', JMLR11 Algorithm 2 (eps' = eps - penalty, or eps/2 with the adjusted lambda)
+    if eps_eff > 0:
+        log_eff = math.log(eps_eff)
+    else:  # eps/2 underflowed (eps = 5e-324): its log is still log(eps) - log 2
+        log_eff = math.log(eps) - math.log(2.0)
+    terms = {"eps": (eps, -log_eff), "data_norm": (B, lB), "weights_bound": (A, lA)}
+    if status == "ok":
+        terms["lambda_"] = (lambda_, -log_eff)  # a larger lambda_ lowers the penalty
+    log_scale = math.log(2.0) + lA + lB - log_eff
+    formula = ("2*weights_bound*data_norm/eps' (eps' = eps - penalty, or eps/2 with an adjusted "
+               "lambda_)")
+    scale = _noise_scale(_ratio((2.0, A, B), (eps_eff,)) if eps_eff > 0 else None, log_scale, d,
+                         terms, formula)
+    # the noise enters every gradient as b/n, whose norm is below room * scale / n: the solver
+    # squares gradients, so it must stay below the gradient limit
+    room = 4.0 * (d + 12.0 * math.sqrt(d) + 80.0)
+    terms["n"] = (n, -ln)
+    exp_or_raise(log_scale, terms, f"the noise scale {formula}, whose noise term b/n (norm up to "
+                 f"{room:.4g}*scale/n for d={d}) enters the gradients that the solver squares,",
+                 _ADVICE, log_limit=math.log(GRADIENT_LIMIT) + ln - math.log(room))
+    return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
+                       lambda_=float(lam), noise_scale=scale, status=status, **common)
+
+
+
+
+def norm_bound(data_norm: float, intercept: bool) -> float:
+    """``B``, the bound on every design row's norm: ``sqrt(data_norm**2 + 1)`` with an intercept
+    column (computed without overflow), ``data_norm`` without.
+
+    Examples
+    --------
+    >>> norm_bound(1.0, True) == math.sqrt(2.0), norm_bound(3.0, False)
+    (True, 3.0)
+    """
+    return math.hypot(data_norm, 1.0) if intercept else float(data_norm)
+
+
+def label_sensitivity(n: int, k: int, weights_bound: float = 1.0) -> float:
+    """L2 sensitivity of the WALR dot product to one label: ``weights_bound * sqrt(k) / n``."""
+    return weights_bound * math.sqrt(k) / n
+
+
+def default_lambda(n: int, eps: float, *, data_norm: float = 1.0, weights_bound: float = 1.0,
+                   curvature: float = 0.25) -> float:
+    r"""The default regulariser of every front end: the smallest λ whose objective-perturbation
+    penalty :math:`2\log(1 + cAB^2/(n\lambda))` is ``eps/10`` (module docstring); 0.001 when
+    ``eps`` is 0 or inf (R's non-private default).
+
+    ``data_norm`` is ``B``, the bound on the design rows (intercept included: see
+    :func:`norm_bound`). With the defaults it is PrivateLR's ``1/(4n(exp(eps/20) - 1))``.
+    Computed as written when every intermediate is a normal double, else from its logarithm; a
+    λ beyond the double range raises ``ValueError`` naming the argument.
+
+    Examples
+    --------
+    >>> round(default_lambda(150, 1.0), 10)
+    0.0325069442
+    >>> round(default_lambda(150, 1.0, data_norm=norm_bound(1.0, True)), 10)   # B^2 = 2
+    0.0650138883
+    """
+    if eps == 0 or math.isinf(eps):
+        return 0.001
+    B, A, c = float(data_norm), float(weights_bound), float(curvature)
+    em = math.expm1(eps / 20.0) if eps < 14000.0 else math.inf
+    num = _ratio((c, A, B, B), (1.0,))
+    if TINY <= em < math.inf and num is not None:
+        lam = num / (n * em)
+        if TINY <= lam < math.inf:
+            return float(lam)
+    log_em = log_expm1(eps, 20.0)
+    terms = {"eps": (eps, -log_em), "data_norm": (B, 2.0 * math.log(B)),
+             "weights_bound": (A, math.log(A)), "n": (n, -math.log(n)),
+             "curvature": (c, math.log(c))}
+    return exp_or_raise(
+        sum(v[1] for v in terms.values()), terms,
+        "the default lambda_ curvature*weights_bound*B**2/(n*(exp(eps/20) - 1)) (B: the design "
+        "rows' norm bound; the smallest lambda_ whose privacy penalty is eps/10)",
+        {"eps": ("increase eps, or pass lambda_ explicitly",
+                 "pass lambda_ explicitly (e.g. lambda_=0.001), or eps=inf for a non-private fit"),
+         "data_norm": ("rescale the covariates by a public constant so that data_norm is nearer "
+                       "1, or pass lambda_ explicitly", "rescale the covariates by a public "
+                       "constant so that data_norm is nearer 1, or pass lambda_ explicitly"),
+         "weights_bound": ("pass lambda_ explicitly", "pass lambda_ explicitly"),
+         "n": ("", "pass lambda_ explicitly"), "curvature": ("", "pass lambda_ explicitly")})

@@ -1,0 +1,658 @@
+r"""Fitted models: the release, and — kept apart — the diagnostics.
+
+Every result holds two kinds of numbers, never mixed:
+
+* **the release** — what differential privacy covers and what may be shared: the private
+  coefficients, the public calibration (:class:`~privatelr.calibration.Calibration`: ``n``,
+  ``d``, ε, ε', λ, the noise scale, the bounds), the public declarations (the design spec:
+  formula, levels, response coding, the public map), the threshold and the status;
+* **the diagnostics** (:class:`Diagnostics`) — numbers computed from the raw rows without noise,
+  useful to the data holder and **not private**: the training C-index, the objective value
+  (non-private fits only), the solver's report, the count of rows outside the bound.
+
+Saved files (``to_json``) and pickles hold only the release, unless the caller asks for the
+diagnostics with :meth:`DPLR.keep_diagnostics` (then they are written, labelled as not private).
+Results are frozen: a fitted model cannot be edited into an inconsistent state.
+
+Examples
+--------
+>>> import pickle
+>>> from privatelr import dplr
+>>> from privatelr.datasets import load_iris
+>>> iris = load_iris(); iris[iris.columns[:4]] /= 12
+>>> m = dplr("I(Species == 'setosa') ~ .", iris, eps=1, random_state=0)
+>>> m.diagnostics is not None, pickle.loads(pickle.dumps(m)).diagnostics is None
+(True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .calibration import Calibration
+from .scoring import outputs
+
+__all__ = ["Diagnostics", "ERMResult", "DPLR", "TuningRecord", "WALRResult", "predict",
+           "summary", "guarantee_text", "MODEL_FORMAT", "MODEL_VERSION", "DIAGNOSTICS_KEY"]
+
+#: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
+MODEL_FORMAT = "privatelr.model"
+MODEL_VERSION = 2
+#: The key under which a saved model holds its diagnostics, when the caller asked for them.
+DIAGNOSTICS_KEY = "diagnostics (not private)"
+
+
+def _rebuild(cls, state: dict):
+    return cls(**state)
+
+
+class _Released:
+    """Pickling keeps the release only, unless the diagnostics were marked to be kept."""
+
+    def __reduce__(self):
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        diag = state.get("diagnostics")
+        if diag is not None and not diag.saved:
+            state["diagnostics"] = None
+        return (_rebuild, (type(self), state))
+
+    def release(self):
+        """A copy without diagnostics: exactly what may be shared."""
+        return dataclasses.replace(self, diagnostics=None)
+
+    def keep_diagnostics(self, keep: bool = True):
+        """A copy whose diagnostics are written to saved files and pickles (labelled there as
+        not private)."""
+        if self.diagnostics is None:
+            raise ValueError("this result carries no diagnostics (loaded from a release?)")
+        return dataclasses.replace(self, diagnostics=dataclasses.replace(self.diagnostics,
+                                                                         saved=bool(keep)))
+
+
+def _frozen_array(values) -> np.ndarray:
+    arr = np.array(values, dtype=np.float64)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Numbers computed from the raw rows without noise. **Not private.**
+
+    Attributes
+    ----------
+    c_index : float
+        Training C-index (AUC, ties half); NaN where not computed (Dask data).
+    value : float
+        The objective at the solution: reported for non-private fits only (for a private fit it
+        would be a statistic of the raw data — with output perturbation, ``J`` at the exact
+        minimiser), NaN otherwise.
+    counts : dict
+        R's ``optim`` counts (function and gradient evaluations).
+    message : str
+        The solver's message.
+    iterations, passes : int
+        Solver iterations and full passes over the rows.
+    grad_norm : float
+        The final gradient's norm.
+    n_exceeding, n_clipped : int
+        Rows whose norm exceeded the bound, and how many of them were clipped.
+    saved : bool
+        Written to files and pickles (:meth:`DPLR.keep_diagnostics`).
+    """
+
+    c_index: float = math.nan
+    value: float = math.nan
+    counts: dict = field(default_factory=dict)
+    message: str = ""
+    iterations: int = 0
+    passes: int = 0
+    grad_norm: float = math.nan
+    n_exceeding: int = 0
+    n_clipped: int = 0
+    saved: bool = False
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "saved"}
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine's result
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ERMResult(_Released):
+    """Result of :func:`privatelr.erm.fit`: the release and, apart, the diagnostics.
+
+    Attributes
+    ----------
+    coef : (d,) ndarray
+        The coefficients (ε-differentially private for a private fit), read-only.
+    calibration : Calibration
+        The public privacy calibration.
+    status : str
+        ``"ok"`` or ``"adjusted lambda"``, with ``" nonconvergence"`` appended when the solver
+        did not converge (a private fit only with ``allow_nonconverged=True``: guarantee void).
+    convergence : int
+        0 when the solver converged (R's ``optim`` code otherwise).
+    loss, solver : str
+    diagnostics : Diagnostics or None
+        Not private; dropped by :meth:`release` and from pickles.
+
+    ``n``, ``d``, ``eps``, ``eps_eff``, ``penalty``, ``lambda_``, ``method``, ``data_norm``,
+    ``weights_bound`` and ``noise_scale`` read the calibration; ``value``, ``counts``,
+    ``message``, ``iterations``, ``passes``, ``grad_norm``, ``n_exceeding`` and ``n_clipped``
+    read the diagnostics (NaN / 0 / "" without them).
+    """
+
+    coef: np.ndarray
+    calibration: Calibration
+    status: str
+    convergence: int
+    loss: str
+    solver: str = ""
+    diagnostics: Diagnostics | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "coef", _frozen_array(self.coef))
+
+    @property
+    def converged(self) -> bool:
+        return self.convergence == 0
+
+    def __repr__(self) -> str:
+        return (f"ERMResult(method={self.method!r}, status={self.status!r}, d={self.d}, "
+                f"eps={self.eps:g}, lambda_={self.lambda_:g})")
+
+
+_CAL_FIELDS = ("n", "d", "eps", "eps_eff", "penalty", "lambda_", "method", "data_norm",
+               "weights_bound", "noise_scale")
+_DIAG_FIELDS = {"value": math.nan, "counts": {}, "message": "", "iterations": 0, "passes": 0,
+                "grad_norm": math.nan, "n_exceeding": 0, "n_clipped": 0}
+
+
+def _cal_property(name):
+    return property(lambda self: getattr(self.calibration, name),
+                    doc=f"The calibration's ``{name}`` (public).")
+
+
+def _diag_property(name, default):
+    def get(self):
+        d = self.diagnostics
+        return default if d is None else getattr(d, name)
+    return property(get, doc=f"Diagnostics' ``{name}`` (**not private**).")
+
+
+for _name in _CAL_FIELDS:
+    setattr(ERMResult, _name, _cal_property(_name))
+for _name, _default in _DIAG_FIELDS.items():
+    setattr(ERMResult, _name, _diag_property(_name, _default))
+
+
+# ---------------------------------------------------------------------------------------------
+# tuning
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TuningRecord:
+    """What a private tuning run may release about itself.
+
+    Attributes
+    ----------
+    candidates : tuple
+        The candidate hyperparameters (``gamma`` of each model, or ``lambda_`` for
+        :func:`privatelr.dplr_tune`), in the order given.
+    chosen : int
+        Index of the chosen candidate (output of the exponential mechanism; private).
+    eps : float
+        The ε of the whole procedure (the common ε of the candidates).
+    group_sizes : tuple of int
+        Rows per training group, then the validation group (depends on ``n`` only).
+
+    The validation error counts are deliberately **not** stored: they are not private.
+    """
+
+    candidates: tuple
+    chosen: int
+    eps: float
+    group_sizes: tuple
+
+    def to_dict(self) -> dict:
+        return {"candidates": list(self.candidates), "chosen": self.chosen, "eps": self.eps,
+                "group_sizes": list(self.group_sizes)}
+
+
+# ---------------------------------------------------------------------------------------------
+# dplr
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class DPLR(_Released):
+    """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
+
+    The release
+    -----------
+    coefficients, par : pandas.Series
+        The coefficients, indexed by design column (``(Intercept)``, ...).
+    spec : privatelr.design.DesignSpec
+        The public declarations and map: formula, levels, response coding, columns, scaling and
+        projection (``predict`` rebuilds the design from it).
+    calibration : Calibration
+        ``n``, ``d``, ``eps``, ``eps_eff``, ``penalty``, ``lambda_``, ``method`` and the norm
+        bound ``norm_bound`` (``B`` of the design rows) are read from it.
+    data_norm : float
+        The public bound on the covariate rows (intercept excluded).
+    p_tr : float
+        The classification threshold (0.5; data-driven thresholds only with ``compat``).
+    threshold : str
+    compat : {None, "PrivateLR"}
+        ``"PrivateLR"``: R's behaviour, and the ε guarantee does **not** hold
+        (``guarantee_holds`` is False; print, summary, HTML and the saved file say so).
+    status : str
+        ``ok``, ``adjusted lambda`` or ``unique.outcomes`` (R's status string; R's manual spells
+        it ``unique.outcomes`` too), + `` nonconvergence`` if the solver did not converge.
+    convergence : int
+        0 when converged.
+    call : str
+    n_dropped : int
+        Rows dropped for missing values: the guarantee is over the complete rows, whose number
+        ``n`` is public.
+    tuning : TuningRecord or None
+        Set by :func:`privatelr.dplr_tune`.
+
+    The diagnostics (not private)
+    ------------------------------
+    diagnostics : Diagnostics or None
+        ``CIndex``, ``value``, ``counts``, ``message``, ``n_exceeding`` and ``n_clipped`` read
+        it (NaN / empty / 0 when the model was loaded without them).
+    """
+
+    coef: np.ndarray
+    spec: object
+    calibration: Calibration
+    data_norm: float
+    p_tr: float
+    threshold: str
+    compat: str | None
+    status: str
+    convergence: int
+    call: str
+    n_dropped: int = 0
+    tuning: TuningRecord | None = None
+    diagnostics: Diagnostics | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "coef", _frozen_array(self.coef))
+        if self.coef.shape != (len(self.spec.columns),):
+            raise ValueError(f"{self.coef.size} coefficients for {len(self.spec.columns)} "
+                             "design columns")
+
+    # -- the release, under R's names ----------------------------------------------------------
+    @property
+    def coefficients(self):
+        """The coefficients as a pandas Series indexed by the design's columns."""
+        import pandas as pd
+
+        return pd.Series(self.coef, index=list(self.spec.columns), name="coefficients")
+
+    par = coefficients
+    eps = _cal_property("eps")
+    eps_eff = _cal_property("eps_eff")
+    penalty = _cal_property("penalty")
+    lambda_ = _cal_property("lambda_")
+    n = _cal_property("n")
+    d = _cal_property("d")
+    method = _cal_property("method")
+
+    @property
+    def norm_bound(self) -> float:
+        """``B``, the bound on the design rows used for the calibration."""
+        return self.calibration.data_norm
+
+    @property
+    def formula(self) -> str:
+        """The formula in R's form, ``.`` expanded."""
+        return self.spec.formula_r
+
+    @property
+    def classes(self) -> list:
+        """The two labels ``predict(type="class")`` returns (0-coded first)."""
+        return list(self.spec.labels)
+
+    @property
+    def guarantee_holds(self) -> bool:
+        """Whether the ε guarantee holds as stated (False for ``compat="PrivateLR"`` fits and
+        for non-private fits, which have none)."""
+        return self.compat is None and self.method != "nonprivate" and \
+            "nonconvergence" not in self.status
+
+    @property
+    def did_rp(self) -> bool:
+        pre = self.spec.preprocess
+        return pre is not None and pre.projection is not None
+
+    @property
+    def rp_dim(self) -> int | None:
+        return len(self.spec.preprocess.projection[0]) if self.did_rp else None
+
+    @property
+    def rp_p(self) -> np.ndarray | None:
+        """The (p × q) projection matrix, already divided by sqrt(q)."""
+        return np.array(self.spec.preprocess.projection) if self.did_rp else None
+
+    @property
+    def scaled(self) -> bool:
+        pre = self.spec.preprocess
+        return pre is not None and pre.scale_factor is not None
+
+    @property
+    def scale_factor(self) -> float:
+        return self.spec.preprocess.scale_factor if self.scaled else 1.0
+
+    CIndex = _diag_property("c_index", math.nan)
+    value = _diag_property("value", math.nan)
+    counts = _diag_property("counts", {})
+    message = _diag_property("message", "")
+    n_exceeding = _diag_property("n_exceeding", 0)
+    n_clipped = _diag_property("n_clipped", 0)
+
+    # -- use --------------------------------------------------------------------------------------
+    def predict(self, data, type: str = "probabilities") -> np.ndarray:
+        """Predictions for new data (see :func:`predict`)."""
+        return predict(self, data, type=type)
+
+    def pred(self, data, type: str = "probabilities") -> np.ndarray:
+        """R's convenience closure ``model$pred(data)``: same as :meth:`predict`."""
+        return predict(self, data, type=type)
+
+    def summary(self):
+        """The R-style summary (see :func:`summary`)."""
+        return summary(self)
+
+    def to_json(self, path=None, *, diagnostics: bool | None = None):
+        """Save the model as a versioned, checksummed JSON file; no path: return the text.
+
+        The file holds the release only, unless ``diagnostics=True`` (or the model came from
+        :meth:`keep_diagnostics`): then the diagnostics are written too, under a key that says
+        they are not private. ``privatelr.load_model(path)`` reads it back; the loaded model
+        predicts bit for bit what this one predicts.
+        """
+        from . import envelope
+
+        model = self if diagnostics is None else (
+            self.keep_diagnostics(True) if diagnostics else self.release())
+        text = envelope.dumps(MODEL_FORMAT, MODEL_VERSION, model.to_dict())
+        if path is None:
+            return text
+        envelope.write_text(path, text)
+
+    def to_dict(self) -> dict:
+        """The body of the model's saved file (layout in :mod:`privatelr.persist`): the release,
+        and the diagnostics only when they were marked to be kept."""
+        from .envelope import encode
+
+        body = {
+            "class": "DPLR",
+            "formula": self.formula,
+            "guarantee": guarantee_text(self),
+            "coefficients": {"names": [str(c) for c in self.spec.columns],
+                             "values": self.coef.tolist()},
+            "calibration": dataclasses.asdict(self.calibration),
+            "threshold": {"method": self.threshold, "p_tr": self.p_tr},
+            "status": self.status,
+            "convergence": self.convergence,
+            "call": self.call,
+            "compat": self.compat,
+            "data_norm": self.data_norm,
+            "n_dropped": self.n_dropped,
+            "tuning": None if self.tuning is None else self.tuning.to_dict(),
+            "design": self.spec.to_dict(),
+        }
+        if self.diagnostics is not None and self.diagnostics.saved:
+            body[DIAGNOSTICS_KEY] = self.diagnostics.to_dict()
+        return encode(body)
+
+    def __repr__(self) -> str:
+        return str(summary(self))
+
+    __str__ = __repr__
+
+    def _repr_pretty_(self, p, cycle):  # IPython
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
+        from .report.html import dplr_html
+
+        return dplr_html(self)
+
+    def plot_roc(self, data, ax=None):
+        """ROC curve on labelled ``data`` (see :func:`privatelr.plot.plot_roc`; not private)."""
+        from .report.plots import plot_roc
+
+        return plot_roc(self, data, ax=ax)
+
+    def plot_coefficients(self, ax=None, draws: int = 200, random_state=None, **kwargs):
+        """Coefficients with the privacy-noise spread (:func:`privatelr.plot.plot_coefficients`)."""
+        from .report.plots import plot_coefficients
+
+        return plot_coefficients(self, ax=ax, draws=draws, random_state=random_state, **kwargs)
+
+
+def guarantee_text(model: DPLR) -> str:
+    """What a model (and its saved file) says about its guarantee."""
+    if model.method == "nonprivate":
+        return "none: a non-private fit (eps = 0)"
+    if model.compat is not None:
+        return ("void: compat='PrivateLR' reproduces R's PrivateLR; the stated eps does NOT "
+                "hold")
+    if "nonconvergence" in model.status:
+        return "void: the solver did not converge (allow_nonconverged=True)"
+    return "holds"
+
+
+def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
+    """``predict(model, data, type="probabilities")`` as in R (module-level form).
+
+    ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
+    linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
+    Every input row gets one output: a row with a missing value, or whose probability is not a
+    number (infinite covariates), gets NaN and no class (``None``). On a Dask DataFrame the
+    result is a lazy Dask Series, computed partition-wise.
+
+    Examples
+    --------
+    >>> from privatelr import dplr, predict
+    >>> from privatelr.datasets import load_mtcars
+    >>> m = dplr("am ~ mpg + factor(cyl)", load_mtcars(), eps=0)
+    >>> predict(m, load_mtcars().head(2)).round(3).tolist()
+    [0.499, 0.499]
+    """
+    from .scoring import TYPES
+
+    if not isinstance(model, DPLR):
+        raise TypeError(f"model must be a DPLR (returned by dplr()), got "
+                        f"{model.__class__.__name__}")
+    if not isinstance(type, str) or type not in TYPES:
+        raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+    if data.__class__.__module__.split(".")[0] == "dask":   # lazy, partition-wise
+        from .backends.dask import predict_frame
+
+        return predict_frame(model.spec, model.coef, model.p_tr, data, type)
+    X, complete = model.spec.transform(data)
+    return outputs(X, complete, model.coef, model.p_tr, model.spec.labels, type)
+
+
+def summary(model: DPLR):
+    """R's ``summary(model)``: an object whose ``print`` mirrors PrivateLR's layout.
+
+    Examples
+    --------
+    >>> from privatelr import dplr, summary
+    >>> from privatelr.datasets import load_iris
+    >>> text = str(summary(dplr("I(Species == 'setosa') ~ .", load_iris(), eps=0)))
+    >>> [line.strip() for line in text.splitlines()[2:4]]
+    ['Privacy level: 0', 'Regularization parameter: 0.001']
+    """
+    from .report.text import summarize
+
+    if not isinstance(model, DPLR):
+        raise TypeError(f"model must be a DPLR (returned by dplr()), got "
+                        f"{model.__class__.__name__}")
+    return summarize(model)
+
+
+# ---------------------------------------------------------------------------------------------
+# WALR
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class WALRResult:
+    """A WALR model and how it was obtained.
+
+    WALR protects the labels only: the trainer holds the features and weights, so everything
+    here (coefficients, solver report) is a function of the released noisy dot product and the
+    trainer's own data — post-processing of the label-private release.
+
+    Attributes
+    ----------
+    coef : (k,) ndarray
+        Coefficients θ (NaN when ``status == "unbounded"``: there is no minimiser).
+    columns : tuple of str
+        Coefficient names (the formula's or the DataFrame's columns, else ``x0, x1, …``).
+    status : {"ok", "unbounded", "nonconvergence"}
+    converged : bool
+    message : str
+    solver : {"newton", "hybrid"}
+    iterations : int
+        Newton iterations, or minibatch steps of the hybrid solver.
+    epochs : int
+        Hybrid epochs (0 for Newton).
+    passes : int
+        Full passes over ``X`` (approximate for the hybrid solver: one per epoch end).
+    value : float
+        The label-blind objective at ``coef`` (NaN when unbounded).
+    grad_norm : float
+        Infinity norm of its full gradient.
+    lambda_ : float
+    n, k : int
+    eps, delta, sigma, mechanism
+        The guarantee of the release the model was trained from (None for a plain array).
+    lr : float or None
+        Hybrid step multiplier; ``batch_size`` its final minibatch size.
+    direction : ndarray or None
+        With ``status == "unbounded"``, a unit vector ``u`` along which the objective provably
+        decreases without bound.
+    model_spec : privatelr.design.DesignSpec or None
+        Rebuilds the design for new data when the model came from :func:`privatelr.walr`.
+    """
+
+    coef: np.ndarray
+    columns: tuple
+    status: str
+    converged: bool
+    message: str
+    solver: str
+    iterations: int
+    epochs: int
+    passes: int
+    value: float
+    grad_norm: float
+    lambda_: float
+    n: int
+    k: int
+    eps: float | None = None
+    delta: float | None = None
+    sigma: float | None = None
+    mechanism: str | None = None
+    lr: float | None = None
+    batch_size: int | None = None
+    direction: np.ndarray | None = None
+    model_spec: object = field(default=None, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "coef", _frozen_array(self.coef))
+        object.__setattr__(self, "columns", tuple(self.columns))
+
+    @property
+    def coefficients(self):
+        """Coefficients as a :class:`pandas.Series` indexed by ``columns``."""
+        import pandas as pd
+
+        return pd.Series(self.coef, index=list(self.columns), name="coef")
+
+    def _design(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """(design, complete-row mask or None); a DataFrame goes through the formula's spec."""
+        from ._validation import as_float_matrix
+
+        if self.model_spec is not None and hasattr(X, "columns") and not isinstance(X, np.ndarray):
+            if list(map(str, X.columns)) == list(self.columns):  # already a design
+                return as_float_matrix("X", X), None
+            Xd, complete = self.model_spec.transform(X, what="X")
+            return as_float_matrix("X", Xd), np.asarray(complete, dtype=bool)
+        X = as_float_matrix("X", X)
+        if X.shape[1] != self.k:
+            raise ValueError(f"X has {X.shape[1]} columns but the model has {self.k} coefficients")
+        return X, None
+
+    def decision_function(self, X) -> np.ndarray:
+        """Linear predictor :math:`X\\theta`.
+
+        A DataFrame is passed through the formula when the model came from ``walr``; rows
+        with a missing value then get NaN.
+        """
+        if self.status == "unbounded":
+            raise ValueError("this WALR fit has no minimiser (status 'unbounded'); refit with "
+                             "lambda_ > 0")
+        Xd, complete = self._design(X)
+        return outputs(Xd, np.ones(Xd.shape[0], bool) if complete is None else complete,
+                       self.coef, 0.5, (0, 1), "link")
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Predicted probabilities :math:`\\sigma(X\\theta)` of the positive label."""
+        from scipy.special import expit
+
+        return expit(self.decision_function(X))
+
+    def predict(self, X, threshold: float = 0.5) -> np.ndarray:
+        """Predicted 0/1 labels: 1 where the probability exceeds ``threshold`` (NaN rows stay NaN)."""
+        from ._validation import check_real
+
+        threshold = check_real("threshold", threshold, low=0.0, high=1.0)
+        p = self.predict_proba(X)
+        if np.isnan(p).any():
+            return np.where(np.isnan(p), np.nan, (p > threshold).astype(float))
+        return (p > threshold).astype(int)
+
+    def summary(self) -> str:
+        """A plain-text summary: the release's guarantee, the solver and the coefficients."""
+        if self.mechanism is None:
+            release = "trained from a plain vector: privacy guarantee unknown"
+        elif self.mechanism == "none":
+            release = "exact dot product (eps=inf): NOT private"
+        else:
+            release = (f"(eps={self.eps:g}, delta={self.delta:g})-label-DP, {self.mechanism} "
+                       f"Gaussian mechanism, sigma={self.sigma:.4g}")
+        lines = ["WALR: label-private logistic regression (Yuan & Lazarsfeld)",
+                 f"Release : {release}",
+                 f"Data    : n={self.n}, k={self.k}",
+                 f"Solver  : {self.solver}, lambda={self.lambda_:g}, status {self.status}, "
+                 f"{self.iterations} iterations, gradient {self.grad_norm:.3g}",
+                 f"Message : {self.message}",
+                 "Coefficients:"]
+        width = max(len(c) for c in self.columns)
+        lines += [f"  {c:<{width}}  {v: .6g}" for c, v in zip(self.columns, self.coef)]
+        lines.append("Only the labels are protected; features and weights are treated as public.")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:  # Jupyter: summary table, privacy fields highlighted
+        from .report.html import walr_html
+
+        return walr_html(self)

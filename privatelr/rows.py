@@ -1,0 +1,202 @@
+r"""Where the rows come from: the row-source protocol and its in-memory implementation.
+
+Every fit reads its data through a :class:`RowSource`, whatever the backend, so the pipeline
+(:func:`privatelr.erm.fit_rows`, the ``dplr`` and WALR front ends) is written once:
+
+* ``n``, ``d`` — rows and design columns (``n`` is the public record count);
+* :meth:`~RowSource.scan` — ONE pass: finiteness and magnitude of the values, label and weight
+  checks, row norms against a bound (optionally over the columns from ``start`` on, e.g. the
+  covariates without the intercept), the largest norm and weight (for the solver's range check)
+  and the number of positive labels. Errors carry the same messages on every backend;
+* :meth:`~RowSource.mapped` / :meth:`~RowSource.clipped` — the same rows under a public row-wise
+  map (scaling, projection) or clipped into a ball;
+* :meth:`~RowSource.objective` — the regularised, perturbed ERM objective over the rows, with
+  fused value/gradient/Hessian passes (:class:`privatelr.objective.ERMObjective` in memory, one
+  map-reduce per pass on Dask);
+* :meth:`~RowSource.positive_sum` — ``Σ a_i [y_i = 1] x_i`` (WALR's release), with the check that
+  features lie in ``[0, 1]``;
+* :meth:`~RowSource.training_scores` — linear predictors and labels for a training diagnostic
+  (in memory; ``None`` on Dask, where they would all have to come to the client).
+
+:class:`ArrayRows` is the in-memory implementation; ``privatelr.backends.dask.DaskRows`` the
+Dask one. :mod:`privatelr.backends` picks the backend from the type of the data.
+
+Examples
+--------
+>>> import numpy as np
+>>> rows = ArrayRows(np.array([[1.0, 0.3], [1.0, -0.4]]), np.array([1, 0]))
+>>> s = rows.scan(bound=1.0, start=1)
+>>> s.n, s.n_over, s.positives
+(2, 0, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+
+from ._validation import (as_float_matrix, as_pm1_labels, as_weights, clip_rows, row_norms,
+                          scan_rows, too_large)
+from .objective import ERMObjective
+
+__all__ = ["Scan", "RowSource", "ArrayRows", "FrameRows", "is_dask", "array_frame_rows"]
+
+
+def is_dask(*objs) -> bool:
+    """True when any argument is a Dask collection (checked without importing dask)."""
+    return any(obj is not None and type(obj).__module__.split(".")[0] == "dask" for obj in objs)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one scan of the rows found (no row values, only counts and two maxima).
+
+    ``max_norm`` and ``max_weight`` feed the solver's range check only; they are statistics of
+    the data and are never printed or released.
+    """
+
+    n: int
+    d: int
+    n_over: int
+    max_norm: float
+    max_weight: float
+    positives: int
+    too_large: bool = False
+
+    def check_magnitude(self, what: str = "X") -> None:
+        """Values so large that the passes overflow (|x| > 1e150) are refused unless the rows
+        are clipped first (the package's one rule and message)."""
+        if self.too_large:
+            from ._validation import magnitude_error
+
+            raise magnitude_error(what, self.max_abs)
+
+    max_abs: float = 0.0
+
+
+class RowSource(Protocol):
+    """The rows of a fit (module docstring)."""
+
+    n: int
+    d: int
+    weighted: bool
+
+    def scan(self, bound: float | None = None, start: int = 0) -> Scan: ...
+
+    def mapped(self, fn: Callable[[np.ndarray], np.ndarray], d: int) -> "RowSource": ...
+
+    def clipped(self, bound: float, start: int = 0) -> "RowSource": ...
+
+    def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True): ...
+
+    def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]: ...
+
+    def training_scores(self, coef: np.ndarray): ...
+
+
+class ArrayRows:
+    """Rows held in memory: a C-contiguous float64 design, ±1 labels, optional weights.
+
+    Parameters
+    ----------
+    X : (n, d) array
+    y : (n,) array of 0/1, bool or -1/+1, or None (label-blind rows, e.g. WALR's trainer)
+    weights : (n,) array, optional
+        Observation weights in ``[0, weights_bound]``.
+    weights_bound : float, optional
+        Their public bound (required with ``weights``).
+    """
+
+    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None):
+        self.X = as_float_matrix("X", X, finite=False)
+        self.n, self.d = self.X.shape
+        self.y = None if y is None else as_pm1_labels("y", y, self.n)
+        self.w, self.weights_bound = as_weights("weights", weights, self.n, "weights_bound",
+                                                weights_bound)
+        self.weighted = self.w is not None
+
+    def _with(self, X) -> "ArrayRows":
+        out = object.__new__(ArrayRows)
+        out.__dict__.update(self.__dict__)
+        out.X = np.ascontiguousarray(X, dtype=np.float64)
+        out.n, out.d = out.X.shape
+        return out
+
+    def scan(self, bound: float | None = None, start: int = 0) -> Scan:
+        """One pass: finiteness (``ValueError`` naming the problem), row norms; values too large
+        for the passes are reported (:meth:`Scan.check_magnitude`), for the caller to clip or
+        refuse."""
+        sq = scan_rows("X", self.X, magnitude=False)
+        norms = row_norms(self.X, sq) if start == 0 else row_norms(self.X[:, start:])
+        full = norms if start == 0 else row_norms(self.X, sq)
+        n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
+        top = float(full.max()) if self.n else 0.0
+        max_abs = 0.0
+        if not top <= 1e150:                     # only then can a value exceed 1e150
+            max_abs = float(np.abs(self.X).max())
+        return Scan(n=self.n, d=self.d, n_over=n_over, max_norm=top,
+                    max_weight=1.0 if self.w is None else float(self.w.max(initial=0.0)),
+                    positives=0 if self.y is None else int((self.y > 0).sum()),
+                    too_large=too_large(max_abs), max_abs=max_abs)
+
+    def mapped(self, fn, d: int) -> "ArrayRows":
+        out = self._with(fn(self.X))
+        if out.d != d:
+            raise ValueError(f"the map gave {out.d} columns, expected {d}")
+        return out
+
+    def clipped(self, bound: float, start: int = 0) -> "ArrayRows":
+        if start == 0:
+            return self._with(clip_rows(self.X, bound)[0])
+        X = self.X.copy()
+        X[:, start:] = clip_rows(np.ascontiguousarray(self.X[:, start:]), bound)[0]
+        return self._with(X)
+
+    def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True):
+        y = self.y if labels else np.full(self.n, -1.0)
+        return ERMObjective(self.X, y, loss, lambda_, noise=noise, weights=self.w)
+
+    def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]:
+        """``(Σ a_i [y_i = 1] x_i, rows outside [0, 1], columns with such values)``; with
+        ``clip01`` every value is clipped into ``[0, 1]`` first (then nothing is outside)."""
+        X = self.X
+        outside_cells = (X < 0.0) | (X > 1.0)
+        rows_out = int(outside_cells.any(axis=1).sum())
+        cols_out = outside_cells.any(axis=0)
+        if clip01:
+            X = np.clip(X, 0.0, 1.0)
+        r = (self.y > 0).astype(np.float64)
+        if self.w is not None:
+            r = r * self.w
+        return np.einsum("ij,i->j", X, r), rows_out, cols_out
+
+    def training_scores(self, coef: np.ndarray):
+        """``(X @ coef, labels in {0, 1})`` for a training diagnostic."""
+        from .scoring import linear_predictor
+
+        return linear_predictor(self.X, coef), (self.y > 0).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class FrameRows:
+    """The design rows of a data frame (:func:`frame_rows`): the rows and what was dropped."""
+
+    rows: object
+    n_total: int
+    n_dropped: int
+
+
+def array_frame_rows(spec, data, *, weights: str | None = None,
+                     weights_bound: float | None = None) -> FrameRows:
+    """The raw design rows (no public map) and 0/1 responses of a pandas ``data`` under
+    ``spec``; ``weights`` names a column of observation weights (of the complete rows)."""
+    r = spec.rows(data, raw=True)
+    if r.X.shape[0] == 0:
+        raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    w = None
+    if weights is not None:
+        w = np.asarray(data[weights].to_numpy(dtype=np.float64))[r.complete]
+    rows = ArrayRows(r.X, r.y, w, weights_bound if w is not None else None)
+    return FrameRows(rows=rows, n_total=int(r.complete.size), n_dropped=r.n_dropped)

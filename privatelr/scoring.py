@@ -1,0 +1,60 @@
+"""From design rows and coefficients to predictions: the one home of scoring.
+
+Every model scores rows here — ``dplr`` models in memory and on Dask, WALR models, the
+DPpack-style models and the scikit-learn estimator — so a probability is computed the same way
+everywhere. The linear predictor is an ``einsum`` over each row: a row's score does not depend on
+the other rows of its batch (BLAS ``gemv`` rounds differently by position), so scoring one row
+alone, in any batch, or in any chunk of a file gives the same bits.
+
+Examples
+--------
+>>> import numpy as np
+>>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+>>> outputs(X, np.array([True, True]), np.array([0.0, 1.0]), 0.5, ["no", "yes"], "class").tolist()
+['no', 'yes']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["linear_predictor", "outputs", "TYPES"]
+
+#: ``predict``'s accepted ``type`` values: probabilities (``"response"`` is glm's word for
+#: them), class labels, or the linear predictor (``"link"``).
+TYPES = ("probabilities", "response", "class", "link")
+
+
+def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``X @ coef`` row by row (batch-independent rounding)."""
+    return np.einsum("ij,j->i", X, coef)
+
+
+def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
+            type: str) -> np.ndarray:
+    """Predictions of the complete rows ``X`` spread back over all input rows.
+
+    ``complete`` marks the input rows that ``X`` holds; every other row gets NaN (and no class).
+    A row whose probability is not a number (infinite covariates) gets no class either: a
+    missing answer, never an invented one. Class labels are ``labels[1]`` where ``p > p_tr``
+    (R's rule), else ``labels[0]``; with a missing row the array has dtype object and ``None``.
+    """
+    if type not in TYPES:
+        raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+    eta = np.full(complete.shape[0], np.nan)
+    if X.shape[0]:
+        eta[complete] = linear_predictor(X, coef)
+    if type == "link":
+        return eta
+    p = expit(eta)
+    if type in ("probabilities", "response"):
+        return p
+    lo, hi = labels
+    out = np.where(p > p_tr, np.array([hi]), np.array([lo]))
+    missing = np.isnan(p)
+    if not missing.any():
+        return out
+    out = out.astype(object)
+    out[missing] = None
+    return out

@@ -1,0 +1,137 @@
+"""The package's import contract: data flows one way.
+
+Read from the source (AST), so nothing is imported or run:
+
+* no import cycle between the package's modules (imports inside functions count too: a cycle
+  hidden in a function is still a cycle);
+* no private name (``_x``) imported from another module of the package;
+* optional dependencies are imported by one module each: dask only by the Dask backend,
+  matplotlib only by the plots, scikit-learn only by the estimator;
+* no module is named like the function it exports (``privatelr.dplr`` must be the function).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import privatelr
+
+ROOT = Path(privatelr.__file__).parent
+OPTIONAL = {"dask": {"privatelr.backends.dask"}, "distributed": {"privatelr.backends.dask"},
+            "matplotlib": {"privatelr.report.plots"}, "sklearn": {"privatelr.sklearn"}}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = ("privatelr",) + path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict) -> list[tuple[str, list[str]]]:
+    """(imported module, names imported from it) for every import in the file."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [a.name for a in node.names]
+            for n in names:                         # "from . import erm" imports a module
+                if f"{target}.{n}" in modules:
+                    found.append((f"{target}.{n}", []))
+            found.append((target, names))
+    return found
+
+
+def _graph():
+    modules = _modules()
+    edges, private, optional = {}, [], {}
+    for name, path in modules.items():
+        deps = set()
+        for target, names in _imports(name, path, modules):
+            top = target.split(".")[0]
+            if top in OPTIONAL:
+                optional.setdefault(top, set()).add(name)
+            if target in modules and target != name:
+                deps.add(target)
+                private += [f"{name} takes {n} from {target}" for n in names
+                            if n.startswith("_") and not n.startswith("__")]
+        edges[name] = deps
+    return modules, edges, private, optional
+
+
+def _cycles(edges: dict) -> list[list[str]]:
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):                                   # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _without_package_init(edges: dict) -> dict:
+    # the package's __init__ re-exports the public API: it imports everything and nothing
+    # imports it back, except through "from . import x" of subpackages, which are separate nodes
+    return {k: {d for d in v if d != "privatelr"} for k, v in edges.items()}
+
+
+def test_no_import_cycles():
+    _, edges, _, _ = _graph()
+    assert _cycles(_without_package_init(edges)) == []
+
+
+def test_no_private_names_across_modules():
+    _, _, private, _ = _graph()
+    assert private == []
+
+
+def test_optional_dependencies_stay_in_their_module():
+    _, _, _, optional = _graph()
+    for dep, users in optional.items():
+        assert users <= OPTIONAL[dep], (dep, users - OPTIONAL[dep])
+
+
+def test_no_module_is_named_like_a_function_it_exports():
+    modules, _, _, _ = _graph()
+    clashes = []
+    for name in modules:
+        if name.count(".") != 1:
+            continue
+        short = name.split(".")[1]
+        if short in privatelr.__all__ and callable(getattr(privatelr, short)) and \
+                not isinstance(getattr(privatelr, short), type(privatelr)):
+            clashes.append(name)
+    assert clashes == []
