@@ -337,6 +337,12 @@ def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
                      f"{' ...' if len(values) > 5 else ''}")
 
 
+def weights_out_of_bound(name: str, bound_name: str, bound: float) -> str:
+    """The one message for weights outside ``[0, bound]`` (no statistic of the data in it)."""
+    return (f"{name} must lie in [0, {bound_name}] = [0, {bound}]: some are outside it; use a "
+            f"public {bound_name} that bounds every weight")
+
+
 def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.ndarray | None, float]:
     """Check observation weights against their public bound; return (weights, bound)."""
     if weights is None:
@@ -359,6 +365,5 @@ def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.n
     if not np.isfinite(w).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     if (w < 0).any() or (w > b).any():
-        raise ValueError(f"{name} must lie in [0, {bound_name}] = [0, {b}]; got range "
-                         f"[{w.min()}, {w.max()}]")
+        raise ValueError(weights_out_of_bound(name, bound_name, b))
     return w, b

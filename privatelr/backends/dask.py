@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_weights, clip_rows, label_vector, row_norms, too_large
+from .._validation import (as_weights, clip_rows, label_vector, row_norms, too_large,
+                           weights_out_of_bound)
 from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
 from ..rows import FrameRows, Scan, is_dask
 from ..scoring import outputs
@@ -482,8 +483,8 @@ class DaskRows:
                 raise ValueError("weights contains NaN or infinite values")
             lo, hi = float(st[:, 7].min()), float(st[:, 8].max())
             if lo < 0 or hi > self.weights_bound:
-                raise ValueError(f"weights must lie in [0, weights_bound] = "
-                                 f"[0, {self.weights_bound}]; got range [{lo}, {hi}]")
+                raise ValueError(weights_out_of_bound("weights", "weights_bound",
+                                                      self.weights_bound))
             max_weight = hi
         return Scan(n=self.n, d=self.d, n_over=int(st[:, 6].sum()),
                     max_norm=float(st[:, 5].max()), max_weight=max_weight,
