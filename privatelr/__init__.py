@@ -27,6 +27,7 @@ from .report import plots as plot
 from .accountant import PrivacyAccountant
 from ._dplr import dplr
 from .auditing import audit
+from .bounds import PublicBounds, public_bounds
 from .calibration import default_lambda
 from .design import scaled
 from .results import DPLR, ERMResult, WALRResult, predict, summary
@@ -44,7 +45,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = [
     # the dplr front end
-    "DPLR", "dplr", "predict", "summary", "scaled",
+    "DPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
     # engine and mechanisms
     "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
     "exponential_mechanism",

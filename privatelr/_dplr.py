@@ -62,6 +62,7 @@ from . import erm
 from ._validation import check_int, check_real
 from .accountant import require_budget
 from .backends import frame_rows, is_dask
+from .bounds import PublicBounds, public_bounds
 from .calibration import default_lambda, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
@@ -188,8 +189,9 @@ def _resolve(object, data, target):
 
 def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
          verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
-         op: bool = True, data_norm: float = 1.0, clip: bool = False, compat: str | None = None,
-         random_state=None, levels: dict | None = None, accountant=None) -> DPLR:
+         op: bool = True, data_norm: float | None = None, clip: bool = False,
+         compat: str | None = None, random_state=None, levels: dict | None = None,
+         bounds=None, accountant=None) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -206,9 +208,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         Response column of a DataFrame/matrix ``object`` (name or 0-based position; default the
         last column, R's ``ncol(object)``).
     lambda_ : float, optional
-        Regulariser λ > 0 of ``(λ/2)‖w‖²``. None: R's rule ``1/(4n(exp(eps/20) − 1))`` (0.001
-        when ``eps`` is 0). If objective perturbation cannot afford λ, it is raised (status
-        ``"adjusted lambda"``).
+        Regulariser λ > 0 of ``(λ/2)‖w‖²``. None: the one default rule
+        (:func:`privatelr.calibration.default_lambda`, penalty ε/10; R's rule with
+        ``compat="PrivateLR"``), 0.001 when ``eps`` is 0. If objective perturbation cannot
+        afford λ, it is raised (status ``"adjusted lambda"``).
     eps : float
         Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
     verbose : int
@@ -217,19 +220,24 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         Random projection of the covariates onto ``rp_dim`` dimensions; negative: ``round(2
         log n)``; >= the number of covariates: a warning and no projection.
     threshold : {"fixed", "youden", "topleft"}
-        Classification threshold: 0.5, or R's data-driven choices (**not private**).
+        Classification threshold: 0.5, or R's data-driven choices (**not private**: refused in a
+        private fit unless ``compat="PrivateLR"``).
     do_scale : bool
         R's scaling (centre, divide by sd, divide by the largest row norm). The centre, scale and
-        factor are stored and reused by ``predict``. **Not private.**
+        factor are stored and reused by ``predict``. **Not private**: refused in a private fit
+        unless ``compat="PrivateLR"``; use ``bounds=`` instead.
     op : bool
         Objective perturbation (True, default) or output perturbation.
-    data_norm : float
-        Public bound on the L2 norm of every covariate row (intercept excluded).
+    data_norm : float, optional
+        Public bound on the L2 norm of every covariate row (intercept excluded, after the public
+        map). Default 1, or the value derived from ``bounds=``.
     clip : bool
-        Clip covariate rows above ``data_norm`` into the ball (else a PrivacyWarning).
+        Clip covariate rows above ``data_norm`` into the ball; otherwise a private fit with
+        such rows raises ``ValueError`` (fail closed: nothing is released).
     compat : {None, "PrivateLR"}
-        ``"PrivateLR"``: calibrate as PrivateLR does (``B = 1``, intercept ignored). The
-        guarantee then does not hold as stated; see the module docstring.
+        ``"PrivateLR"``: R's behaviour (``B = 1`` with the intercept ignored, learned levels and
+        response coding, no refusal of rows outside the ball). The guarantee does **not** hold;
+        the result says so everywhere. See the module docstring.
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
     accountant : privatelr.PrivacyAccountant, optional
@@ -237,19 +245,31 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         :class:`~privatelr.BudgetExceededError` before the data are read (a non-private
         ``eps=0`` fit is refused with ``ValueError``).
     levels : dict, optional
-        Dask DataFrame ``data`` only: ``{column: [level, ...]}`` for factor columns whose dtype
-        does not declare its categories (see :func:`privatelr.distributed.dplr_dask`; on Dask
-        data the fit is partition-wise, ``predict`` returns a lazy Dask Series).
+        Declared factor levels ``{column: [level, ...]}`` (the first is the reference) for
+        columns whose dtype does not declare them (a pandas Categorical does). A private fit
+        never learns levels from the rows: an undeclared factor is an error naming the fix.
+        On a Dask DataFrame levels are always declared (the fit is partition-wise and
+        ``predict`` returns a lazy Dask Series).
+    bounds : privatelr.PublicBounds or dict, optional
+        Public per-column bounds (:func:`privatelr.public_bounds`): a public rescaling of the
+        bounded columns (kept in the model and applied by ``predict``), their declared levels,
+        and ``data_norm`` derived from them. The way to choose ``data_norm``.
 
     Returns
     -------
     DPLR
 
+    Raises
+    ------
+    ValueError
+        A private fit whose guarantee would not hold: covariate rows above ``data_norm`` without
+        ``clip=True``, undeclared levels or response coding, ``do_scale``/data-driven
+        thresholds without ``compat``. The message names the fix and holds no data statistic.
+
     Warns
     -----
     PrivacyWarning
-        Rows above ``data_norm`` (not clipped), ``compat="PrivateLR"``, data-driven threshold,
-        ``do_scale``.
+        ``compat="PrivateLR"`` (the guarantee does not hold).
     UserWarning
         Rows dropped for missing values, more than two classes (first-vs-rest fitted), a single
         outcome value, ``rp_dim`` too large.
@@ -263,8 +283,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     >>> m = dplr("I(Species != 'setosa') ~ .", iris, eps=2, random_state=1)
     >>> list(m.coefficients.index)
     ['(Intercept)', 'Sepal.Length', 'Sepal.Width', 'Petal.Length', 'Petal.Width']
-    >>> m.status, round(m.lambda_, 6)
-    ('ok', 0.015847)
+    >>> m.status, round(m.lambda_, 6), round(m.penalty, 6)      # the default penalty: eps/10
+    ('ok', 0.031694, 0.2)
     """
 
     call = _call_text(object, data, target=target, lambda_=lambda_, eps=eps, verbose=verbose,
@@ -280,8 +300,17 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
-    data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
-    compat = check_compat(compat, data_norm)
+    if data_norm is not None:
+        data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
+    compat = check_compat(compat, 1.0 if data_norm is None else data_norm)
+    if bounds is not None:
+        if compat is not None:
+            raise ValueError("bounds= and compat='PrivateLR' do not mix: R has no public bounds")
+        if not isinstance(bounds, PublicBounds):
+            bounds = public_bounds(bounds)
+        levels = _merged_levels(levels, bounds.levels)
+    elif data_norm is None:
+        data_norm = 1.0
     private = eps > 0 and not math.isinf(eps)
     if accountant is not None:  # before anything reads the data
         if compat is not None and private:
@@ -323,7 +352,22 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     return fit_frame(spec, frame, call=call, lambda_=lambda_, eps=eps, verbose=verbose,
                      rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                      data_norm=data_norm, clip=clip, compat=compat, rng=rng,
-                     accountant=accountant, stacklevel=3)
+                     accountant=accountant, bounds=bounds, stacklevel=3)
+
+
+def _merged_levels(levels, declared: dict):
+    if not declared:
+        return levels
+    if levels is not None and not isinstance(levels, dict):
+        raise TypeError(f"levels must be a dict {{column: [level, ...]}}, got "
+                        f"{type(levels).__name__}")
+    out = dict(declared)
+    for col, vals in (levels or {}).items():
+        if col in out and list(out[col]) != list(vals):
+            raise ValueError(f"levels[{col!r}] differs from the levels in bounds=; give one "
+                             "declaration")
+        out[col] = vals
+    return out
 
 
 def check_compat(compat, data_norm: float):
@@ -339,8 +383,9 @@ def check_compat(compat, data_norm: float):
 
 
 def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose: int,
-              rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float,
-              clip: bool, compat, rng, accountant=None, stacklevel: int = 2) -> DPLR:
+              rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float | None,
+              clip: bool, compat, rng, accountant=None, bounds=None,
+              stacklevel: int = 2) -> DPLR:
     """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
     the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
     :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
@@ -351,7 +396,15 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     k = int(spec.intercept)
     p_cov = rows.d - k
 
-    # ---- the public map: scaling (not private: compat / eps = 0), projection ----------------
+    # ---- the public map: bounds, scaling (not private: compat / eps = 0), projection ----------
+    divisors = None
+    if bounds is not None:
+        divisors, derived = bounds.design_map(spec)
+        if data_norm is None:
+            data_norm = derived
+            _say(verbose, 2, f"dplr: data_norm {r_number(data_norm)} from the public bounds")
+        if do_scale:
+            raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
     center = sd = None
     factor = None
     if do_scale:
@@ -379,6 +432,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, "dplr: rp.dim larger than data dimension, not projecting.")
     q = p_cov if projection is None else rp_dim
     pre = Preprocess(
+        divisors=divisors,
         center=None if center is None else tuple(center.tolist()),
         scale=None if sd is None else tuple(sd.tolist()),
         scale_factor=None if factor is None else float(factor),
@@ -472,7 +526,7 @@ def _say(verbose: int, level: int, msg: str) -> None:
 
 def _call_text(object, data, **kwargs) -> str:
     defaults = dict(target=None, lambda_=None, eps=1.0, verbose=0, rp_dim=0, threshold="fixed",
-                    do_scale=False, op=True, data_norm=1.0, clip=False, compat=None,
+                    do_scale=False, op=True, data_norm=None, clip=False, compat=None,
                     random_state=None)
     args = [_describe(object)]
     if data is not None:

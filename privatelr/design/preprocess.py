@@ -9,6 +9,8 @@ in any batch.
 
 The steps act on the covariate columns only (the intercept column stays 1):
 
+0. **divide** by public per-column magnitudes (``bounds=``, :func:`privatelr.public_bounds`):
+   a public map, derived from bounds known before the data;
 1. **scale** (``do_scale``, R's ``scaled()``): ``(x − centre) / sd · factor``. The centre, the
    standard deviations and the factor (one over the largest row norm) are statistics of the
    training rows, **not private**; :func:`standardise` computes them.
@@ -54,6 +56,8 @@ class Preprocess:
 
     Attributes
     ----------
+    divisors : tuple of float or None
+        Public per-covariate divisors (``bounds=``).
     center, scale : tuple of float or None
         Per-covariate centre and standard deviation (``do_scale``).
     scale_factor : float or None
@@ -68,6 +72,7 @@ class Preprocess:
 
     center: tuple | None = None
     scale: tuple | None = None
+    divisors: tuple | None = None
     scale_factor: float | None = None
     projection: tuple | None = None
     clip: float | None = None
@@ -75,7 +80,8 @@ class Preprocess:
 
     @property
     def identity(self) -> bool:
-        return self.scale_factor is None and self.projection is None and self.clip is None
+        return (self.scale_factor is None and self.projection is None and self.clip is None
+                and self.divisors is None)
 
     def apply(self, X: np.ndarray, intercept: bool) -> np.ndarray:
         """The final design for raw design rows ``X`` (intercept column first when present)."""
@@ -83,6 +89,8 @@ class Preprocess:
             return X
         k = int(intercept)
         cov = X[:, k:]
+        if self.divisors is not None:
+            cov = cov / np.asarray(self.divisors)
         if self.scale_factor is not None:
             cov = (cov - np.asarray(self.center)) / np.asarray(self.scale) * self.scale_factor
         if self.projection is not None:
@@ -103,6 +111,10 @@ class Preprocess:
                     raise ValueError(f"preprocess: {name} must hold {p} finite numbers")
                 if name == "scale" and not (arr > 0).all():
                     raise ValueError("preprocess: scale must be positive")
+        if self.divisors is not None:
+            arr = np.asarray(self.divisors, dtype=np.float64)
+            if arr.shape != (p,) or not np.isfinite(arr).all() or not (arr > 0).all():
+                raise ValueError(f"preprocess: divisors must hold {p} positive finite numbers")
         if self.scale_factor is not None and not (math.isfinite(self.scale_factor)
                                                   and self.scale_factor > 0):
             raise ValueError("preprocess: scale_factor must be a positive finite number")
@@ -124,6 +136,7 @@ class Preprocess:
             return [lists(x) if isinstance(x, (tuple, list)) else float(x) for x in v]
 
         return {"center": lists(self.center), "scale": lists(self.scale),
+                "divisors": lists(self.divisors),
                 "scale_factor": None if self.scale_factor is None else float(self.scale_factor),
                 "projection": lists(self.projection),
                 "clip": None if self.clip is None else float(self.clip),
@@ -131,8 +144,8 @@ class Preprocess:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Preprocess":
-        if not isinstance(d, dict) or set(d) - {"center", "scale", "scale_factor", "projection",
-                                                "clip", "columns"}:
+        if not isinstance(d, dict) or set(d) - {"center", "scale", "divisors", "scale_factor",
+                                                "projection", "clip", "columns"}:
             raise ValueError("preprocess: unknown or malformed fields")
 
         def numbers(v, depth):
@@ -158,6 +171,7 @@ class Preprocess:
                                  not all(isinstance(c, str) for c in cols)):
             raise ValueError("preprocess: columns must be a list of strings")
         return cls(center=numbers(d.get("center"), 1), scale=numbers(d.get("scale"), 1),
+                   divisors=numbers(d.get("divisors"), 1),
                    scale_factor=number(d.get("scale_factor"), "scale_factor"),
                    projection=numbers(d.get("projection"), 2),
                    clip=number(d.get("clip"), "clip"),

@@ -126,6 +126,7 @@ class DesignSpec:
         Examples
         --------
         >>> from privatelr.datasets import load_iris
+        >>> from privatelr.design import build_design
         >>> spec = build_design("Species ~ .", load_iris()).spec
         >>> DesignSpec.from_dict(spec.to_dict()) == spec
         True
