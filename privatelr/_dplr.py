@@ -455,9 +455,14 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                       f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
                       f"({spec.labels[1]!r})", UserWarning, stacklevel=stacklevel)
     unique = scan.positives in (0, scan.n)
+    # R marks the status 'unique.outcomes'; in a private fit the released status must not depend
+    # on the rows (it would tell "every label is equal" apart), so only the analyst is told
+    mark_unique = unique and (not private or compat is not None)
     if unique:
-        warnings.warn("dplr: the response has a single value (unique outcome); the private fit "
-                      "is still run, status 'unique.outcomes'", UserWarning, stacklevel=stacklevel)
+        warnings.warn("dplr: the response has a single value (unique outcome); the fit is still "
+                      "run" + (", status 'unique.outcomes'" if mark_unique else " (a private "
+                               "fit's status does not say so: it would disclose it)"),
+                      UserWarning, stacklevel=stacklevel)
     _say(verbose, 2, f"dplr: design {n} x {k + p_cov} ({', '.join(spec.design_columns)}); "
                      f"response {spec.response} with {spec.labels[0]!r} coded 0")
 
@@ -509,7 +514,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         raise ValueError(f"threshold={threshold!r} is not available on Dask data (it needs every "
                          "training prediction, and is not private); use threshold='fixed'")
     status = res.status
-    if unique:
+    if mark_unique:
         status = "unique.outcomes" + (" nonconvergence" if res.convergence else "")
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))

@@ -254,8 +254,9 @@ class DPLR(_Released):
         ``"PrivateLR"``: R's behaviour, and the ε guarantee does **not** hold
         (``guarantee_holds`` is False; print, summary, HTML and the saved file say so).
     status : str
-        ``ok``, ``adjusted lambda`` or ``unique.outcomes`` (R's status string; R's manual spells
-        it ``unique.outcomes`` too), + `` nonconvergence`` if the solver did not converge.
+        ``ok`` or ``adjusted lambda`` (public: from ``n``, ε and λ), + `` nonconvergence`` if the
+        solver did not converge. R's ``unique.outcomes`` (every label equal) marks non-private
+        and ``compat`` fits only: in a private fit it would disclose a fact about the labels.
     convergence : int
         0 when converged.
     call : str

@@ -135,3 +135,14 @@ def test_no_module_is_named_like_a_function_it_exports():
                 not isinstance(getattr(privatelr, short), type(privatelr)):
             clashes.append(name)
     assert clashes == []
+
+
+def test_every_subpackage_is_shipped():
+    # pyproject lists the packages explicitly (the data folder is mapped into privatelr._data):
+    # a new subpackage missing from the list installs without it and fails on a clean machine
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())
+                 ["tool"]["setuptools"]["packages"])
+    found = {name for name, path in _modules().items() if path.name == "__init__.py"}
+    assert found - {"privatelr._data"} <= listed
