@@ -35,14 +35,24 @@ from privatelr.persist import loads
 HEX_OVERFLOW = re.compile(r"0[xX]0*[0-9a-fA-F]{256}")
 #: A backslash inside a backquoted name: deparse doubles it, the parser does not undo it.
 BACKSLASH_NAME = re.compile(r"`[^`]*\\[^`]*`")
+#: A backquoted name ending in a newline: deparsed unquoted, read back without the newline.
+NEWLINE_NAME = re.compile(r"`[^`]*\n`")
 
 
 def known_formula_bug(text: str) -> bool:
-    return bool(HEX_OVERFLOW.search(text) or BACKSLASH_NAME.search(text))
+    return bool(HEX_OVERFLOW.search(text) or BACKSLASH_NAME.search(text) or
+                NEWLINE_NAME.search(text))
 
 
 def known_name_bug(name: str) -> bool:
-    return "\\" in name or "`" in name
+    return "\\" in name or "`" in name or name == "." or name.endswith("\n")
+
+
+def known_frame_bug(frame) -> bool:
+    """An object column holding an int too large for a double (OverflowError)."""
+    return any(frame[c].dtype == object and any(isinstance(v, int) and abs(v) > 2**1023
+                                                for v in frame[c].tolist())
+               for c in frame.columns)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +81,7 @@ def _formula_property(formula, frame, cwd):
 @given(case=formula_and_frame())
 def test_formula_fits_or_refuses_cleanly(empty_cwd, case):
     formula, frame = case
-    assume(not known_formula_bug(formula))
+    assume(not known_formula_bug(formula) and not known_frame_bug(frame))
     _formula_property(formula, frame, empty_cwd)
 
 
@@ -143,15 +153,61 @@ def test_any_column_name_is_data(names):
 
 
 @pytest.mark.xfail(strict=True,
-                   reason="open: a column whose name holds a backslash or a backquote cannot "
-                          "be used: 'y ~ .' raises ValueError ('not in data' / 'cannot read')")
-@settings(max_examples=examples(10))
+                   reason="open: a column whose name holds a backslash cannot be used: deparse "
+                          "doubles the backslash and the parser keeps both, so 'y ~ .' raises "
+                          "ValueError 'column ... is not in data'")
+@settings(max_examples=examples(5))
 @example(names=["\\"])
-@example(names=["`"])
-@given(names=st.lists(st.text(st.sampled_from("a\\`"), min_size=1, max_size=3), min_size=1,
-                      max_size=2, unique=True).filter(lambda v: any(known_name_bug(n) for n in v)))
-def test_backslash_or_backquote_column_name_is_data(names):
+@given(names=st.text(st.sampled_from("ab\\"), min_size=1, max_size=3).filter(
+    lambda s: "\\" in s).map(lambda s: [s]))
+def test_backslash_column_name_is_data(names):
     _names_property(names)
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="open: a column whose name holds a backquote cannot be used: its "
+                          "quoted form `a\\`b` is not readable ('cannot read' ValueError)")
+@settings(max_examples=examples(5))
+@example(names=["`"])
+@given(names=st.text(st.sampled_from("ab`"), min_size=1, max_size=3).filter(
+    lambda s: "`" in s).map(lambda s: [s]))
+def test_backquote_column_name_is_data(names):
+    _names_property(names)
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="open: a column named '.' is deparsed unquoted and read back as R's "
+                          "dot: 'y ~ .' raises \"'.' stands for no column\"")
+@example(names=["."])
+@given(names=st.just(["."]))
+def test_dot_column_name_is_data(names):
+    _names_property(names)
+
+
+@pytest.mark.xfail(strict=True,
+                   reason="open: a name ending in a newline is deparsed unquoted (the pattern "
+                          "of syntactic names ends in '$', which matches before a final "
+                          "newline) and read back without it: 'y ~ .' raises ValueError "
+                          "'column ... is not in data'")
+@settings(max_examples=examples(5))
+@example(names=["a\n"])
+@given(names=st.text(st.sampled_from("ab."), min_size=1, max_size=3).filter(
+    lambda s: s[0] != ".").map(lambda s: [s + "\n"]))
+def test_name_ending_in_newline_is_data(names):
+    _names_property(names)
+
+
+@pytest.mark.xfail(strict=True, raises=OverflowError,
+                   reason="open: an object column holding an int too large for a double raises "
+                          "OverflowError in design.values.from_column (expected: ValueError "
+                          "naming the column)")
+@settings(max_examples=examples(5))
+@example(big=10**400, where="y")
+@given(big=st.integers(2**1024, 2**1100), where=st.sampled_from(["y", "a"]))
+def test_object_column_with_a_huge_int(empty_cwd, big, where):
+    frame = pd.DataFrame({"a": [0.1, 0.2], "y": [0, 1]})
+    frame[where] = pd.Series([0, big], dtype=object)
+    _formula_property("y ~ a", frame, empty_cwd)
 
 
 @pytest.mark.xfail(strict=True,

@@ -142,8 +142,11 @@ ROW_TYPES = ("class", "link")
 
 def _alone_property(model, batch, cut, *, runtime_errors=False, series=False, exact=True):
     n = len(batch)
-    equal = same if exact else (lambda x, y: same(x, y) if np.asarray(x).dtype == object
-                                or np.asarray(y).dtype == object else within_ulps(x, y))
+    def equal(x, y):
+        if exact or np.asarray(x).dtype.kind != "f" or np.asarray(y).dtype.kind != "f":
+            return same(x, y)
+        return within_ulps(x, y)
+
     with warning_rules(runtime_errors):
         check_probabilities(model, batch, n)
         for type_ in ROW_TYPES:
