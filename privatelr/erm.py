@@ -75,7 +75,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accountant import require_budget
-from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_real, scan_rows
+from ._validation import as_float_matrix, as_pm1_labels, as_weights, check_int, check_real, \
+    scan_rows
 from .exceptions import PrivacyWarning
 from .losses import Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
@@ -167,10 +168,14 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
         return Calibration(method="nonprivate", eps=float(eps), eps_eff=0.0, penalty=0.0,
                            lambda_=float(lambda_), noise_scale=0.0, status="ok", **common)
     if method == "output":
-        scale = 2.0 * A * B / (n * lambda_ * eps)
+        denominator = n * lambda_ * eps
+        with np.errstate(over="ignore"):
+            scale = 2.0 * A * B / denominator if denominator > 0 else np.inf
+        _check_calibration(scale, lambda_, eps, lambda_, B, A, c)
         return Calibration(method="output", eps=eps, eps_eff=eps, penalty=0.0, lambda_=lambda_,
                            noise_scale=scale, status="ok", **common)
-    penalty = 2.0 * np.log1p(c * A * B * B / (n * lambda_))
+    with np.errstate(over="ignore"):   # an overflowing c A B^2 is refused below, by name
+        penalty = 2.0 * np.log1p(c * A * B * B / (n * lambda_))
     eps_eff = eps - penalty
     if small_eps == "error":
         if eps_eff < 1e-4:
@@ -180,11 +185,30 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     elif eps_eff > 0:
         lam, status = lambda_, "ok"
     else:
-        lam = c * A * B * B / (n * np.expm1(eps / 4.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            growth = n * np.expm1(eps / 4.0)
+            lam = c * A * B * B / growth if growth > 0 else np.inf
         eps_eff, status = eps / 2.0, "adjusted lambda"
+    with np.errstate(over="ignore"):
+        scale = 2.0 * A * B / eps_eff if eps_eff > 0 else np.inf
+    _check_calibration(scale, lam, eps, lambda_, B, A, c)
     return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff), penalty=float(penalty),
-                       lambda_=float(lam), noise_scale=2.0 * A * B / eps_eff, status=status,
-                       **common)
+                       lambda_=float(lam), noise_scale=scale, status=status, **common)
+
+
+def _check_calibration(scale, lam, eps, lambda_, B, A, c) -> None:
+    """``ValueError`` naming the arguments when extreme values (e.g. ``eps=5e-324``,
+    ``data_norm=1e308``) leave no finite positive noise scale or regulariser in double
+    precision (before: ``ZeroDivisionError``, a ``RuntimeWarning``, or ``ValueError: scale must
+    be finite`` from the noise sampler)."""
+    if 0 < scale < np.inf and 0 < lam < np.inf:
+        return
+    what = "noise scale" if not 0 < scale < np.inf else "regulariser lambda used"
+    extra = (f", weights_bound={A!r}" if A != 1.0 else "") + \
+        (f", loss curvature c={c!r} (Huber: c = 1/(2h))" if c != 0.25 else "")
+    raise ValueError(f"eps={eps!r}, lambda_={lambda_!r}, data_norm={B!r}{extra}: the privacy "
+                     f"calibration's {what} is not a finite positive number in double "
+                     "precision (overflow or underflow); use less extreme values")
 
 
 @dataclass(frozen=True)
@@ -299,9 +323,9 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     solver : {"auto", "newton", "lbfgs"}
         Newton (d <= 1000 under ``"auto"``) or L-BFGS.
     gtol : float
-        Relative gradient tolerance.
+        Relative gradient tolerance (>= 0).
     maxiter : int, optional
-        Iteration cap (default 200 Newton, 15000 L-BFGS).
+        Iteration cap (default 200 Newton, 15000 L-BFGS; 0 also means the default).
     norm_check : bool
         Check the rows against ``data_norm`` (clip or warn). Pass False only when the caller has
         already enforced the bound or issued its own :class:`PrivacyWarning` (``dplr`` does).
@@ -358,6 +382,12 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     if float(loss_obj.lipschitz) > 1.0:
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
+    if not np.isfinite(float(loss_obj.curvature)):
+        raise ValueError(f"loss {loss_obj.name!r} has curvature {loss_obj.curvature} (h={h!r}: "
+                         "1/(2h) overflows double precision); use a larger h")
+    gtol = check_real("gtol", gtol, low=0.0)
+    if maxiter is not None:
+        maxiter = check_int("maxiter", maxiter, low=0)
     weights, A = as_weights("weights", weights, n, "weights_bound", weights_bound)
     rng = check_random_state(random_state)
     if not isinstance(allow_nonconverged, (bool, np.bool_)):
