@@ -25,7 +25,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import settings  # noqa: E402
 
-from fuzzlib import SCALE  # noqa: E402
+from .fuzzlib import SCALE  # noqa: E402
 
 settings.register_profile(
     "privatelr-fuzz",

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuzzlib import clean_call, examples, warning_rules
+from .fuzzlib import clean_call, examples, warning_rules
 from privatelr import cli, dplr
 
 LEVELS = ["a", "b", "a,b", "01", "1"]

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from fuzzlib import (check_probabilities, clean_call, examples, formula_and_frame,
+from .fuzzlib import (check_probabilities, clean_call, examples, formula_and_frame,
                      formula_texts, mixed_labels)
 from privatelr import dplr
 from privatelr.design import build_design

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from fuzzlib import check_probabilities, clean_call, examples, warning_rules
+from .fuzzlib import check_probabilities, clean_call, examples, warning_rules
 from privatelr import dplr, load_model, predict
 from privatelr.persist import loads
 

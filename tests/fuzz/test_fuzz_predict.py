@@ -22,7 +22,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fuzzlib import check_probabilities, clean_call, examples, warning_rules
+from .fuzzlib import check_probabilities, clean_call, examples, warning_rules
 from privatelr import dplr, predict
 
 LEVELS = ["p", "q", "r"]
