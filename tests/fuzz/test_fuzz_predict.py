@@ -22,7 +22,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from .fuzzlib import check_probabilities, clean_call, examples, warning_rules
+from .fuzzlib import check_probabilities, clean_call, examples, warning_rules, within_rounding
 from privatelr import dplr, predict
 
 LEVELS = ["p", "q", "r"]
@@ -119,21 +119,6 @@ def same(x, y) -> bool:
                for u, v in zip(x.tolist(), y.tolist()))
 
 
-def within_ulps(x, y, ulps: int = 4) -> bool:
-    """Floats equal up to a few units in the last place, NaN and infinities in the same
-    places (for the open finding test_a_row_is_bit_identical_alone_and_in_a_batch)."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
-        return False
-    ok = ~np.isnan(x)
-    x, y = x[ok], y[ok]
-    inf = np.isinf(x) | np.isinf(y)
-    if not np.array_equal(x[inf], y[inf]):
-        return False
-    tol = ulps * np.spacing(np.maximum(np.abs(x[~inf]), np.abs(y[~inf])))
-    return bool((np.abs(x[~inf] - y[~inf]) <= tol).all())
-
-
 TYPES = ("probabilities", "class", "link")
 #: probabilities are expit(link) element by element: checking link and class row by row
 #: covers them
@@ -145,7 +130,7 @@ def _alone_property(model, batch, cut, *, runtime_errors=False, series=False, ex
     def equal(x, y):
         if exact or np.asarray(x).dtype.kind != "f" or np.asarray(y).dtype.kind != "f":
             return same(x, y)
-        return within_ulps(x, y)
+        return within_rounding(x, y)
 
     with warning_rules(runtime_errors):
         check_probabilities(model, batch, n)
