@@ -7,10 +7,13 @@ Every test in ``tests/fuzz/`` runs under the ``privatelr-fuzz`` profile register
 * ``database=None``: no ``.hypothesis/`` example database, so what runs does not depend on
   earlier runs;
 * ``max_examples`` per test (set on each test with ``@settings(max_examples=...)``), chosen so
-  that the whole folder runs in about 40 s on 2 cores (``time pytest tests/fuzz -q``);
+  that the whole folder runs in about 35-40 s on 2 cores (``time pytest tests/fuzz -q``);
 * ``deadline``: 2 s per example (an example takes about 5-100 ms; a slow one is a hang).
 
-Health checks: none suppressed (see the ``settings`` of each test for exceptions).
+Health checks: none is suppressed.
+
+Hypothesis is a test dependency (``pip install ".[test]"``); without it the suite fails to
+import rather than being skipped silently.
 
 ``PRIVATELR_FUZZ=long pytest tests/fuzz`` runs 20 times more examples with random seeds (for
 a longer hunt outside CI; failures are printed with ``@reproduce_failure`` blobs).
@@ -21,11 +24,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from hypothesis import settings
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import settings  # noqa: E402
-
-from .fuzzlib import SCALE  # noqa: E402
+from .fuzzlib import SCALE
 
 settings.register_profile(
     "privatelr-fuzz",

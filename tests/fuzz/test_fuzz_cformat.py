@@ -123,7 +123,7 @@ def _parse_property(text: str, svm: bool):
     assert (data.h is None) != svm and (data.h is None or 0 < data.h <= 0.5)
 
 
-@settings(max_examples=examples(60))
+@settings(max_examples=examples(100))
 @given(case=valid_files())
 def test_written_files_read_back_bit_for_bit(case):
     text, svm, X, y, lam, eps, h = case
@@ -133,7 +133,7 @@ def test_written_files_read_back_bit_for_bit(case):
     assert (data.lambda_, data.eps, data.h) == (lam, eps, h)
 
 
-@settings(max_examples=examples(300))
+@settings(max_examples=examples(600))
 @given(case=TEXTS)
 @example(case=("2 1 0.1 1 0.5 -0.5 1 -1", False))
 @example(case=("2 1 0.1 1\n0.5\x1cabc\n-0.5 1 -1", False))      # \x1c splits tokens, as in C

@@ -151,7 +151,7 @@ def _cli_property(workdir, csv_text, private, sizes, type_, *, exact=None):
 SIZES = st.integers(1, 8).map(lambda k: [k, 50_000])
 
 
-@settings(max_examples=examples(30))
+@settings(max_examples=examples(80))
 @given(csv_text=tables(), private=st.booleans(), sizes=SIZES,
        type_=st.sampled_from(["probabilities", "class"]))
 def test_predict_gives_one_line_per_row_whatever_the_chunk_size(workdir, csv_text, private,

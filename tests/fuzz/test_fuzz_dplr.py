@@ -150,7 +150,7 @@ def known_dplr_bug(kwargs) -> bool:
     return huge or extreme
 
 
-@settings(max_examples=examples(120))
+@settings(max_examples=examples(150))
 @given(case=calls())
 def test_dplr_fits_or_names_the_argument(case):
     assume(not known_dplr_bug(case[0]))

@@ -150,7 +150,7 @@ def known_erm_bug(kwargs) -> bool:
     return huge or tiny or exact_huge
 
 
-@settings(max_examples=examples(250))
+@settings(max_examples=examples(800))
 @given(case=calls())
 def test_fit_returns_finite_coefficients_or_names_the_argument(case):
     assume(not known_erm_bug(case[0]))

@@ -79,7 +79,7 @@ def _formula_property(formula, frame, cwd, *, skip_empty_design=True):
     assert os.listdir(cwd) == []
 
 
-@settings(max_examples=examples(150))
+@settings(max_examples=examples(300))
 @given(case=formula_and_frame())
 def test_formula_fits_or_refuses_cleanly(empty_cwd, case):
     formula, frame = case
@@ -120,7 +120,7 @@ def _stable(text):
     assert again == once, (text, once, again)
 
 
-@settings(max_examples=examples(200))
+@settings(max_examples=examples(400))
 @given(text=formula_texts())
 def test_parse_deparse_is_stable(text):
     assume(not known_formula_bug(text))
@@ -160,7 +160,7 @@ def _names_property(names):
         assert np.array_equal(back.predict(frame), p, equal_nan=True)
 
 
-@settings(max_examples=examples(60))
+@settings(max_examples=examples(100))
 @given(names=_COLUMN_NAMES)
 def test_any_column_name_is_data(names):
     assume(not any(known_name_bug(nm) for nm in names) and "y" not in names)

@@ -78,7 +78,7 @@ _NEW = st.builds(
     st.lists(st.sampled_from(LEVELS + [None]), min_size=5, max_size=5))
 
 
-@settings(max_examples=examples(30))
+@settings(max_examples=examples(40))
 @given(k=st.integers(0, len(SPECS) - 1), new=_NEW)
 def test_json_round_trip_is_bit_identical(tmp_path_factory, k, new):
     text = model_text(k)
@@ -208,7 +208,7 @@ UNHASHABLE_MARKER = re.compile(r'"\$float": *[\[{]')
 HUGE_INT = re.compile(r"(?<![\d.eE])-?\d{310,}(?![\d.eE])")
 
 
-@settings(max_examples=examples(150))
+@settings(max_examples=examples(600))
 @given(case=mutated())
 def test_a_damaged_model_file_loads_or_is_refused_as_corrupted(case):
     assume(not UNHASHABLE_MARKER.search(case[1]) and not HUGE_INT.search(case[1]))

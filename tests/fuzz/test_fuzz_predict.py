@@ -154,14 +154,14 @@ def exact_in_batches(model) -> bool:
     return model.spec.preprocess is not None and not model.spec.preprocess.identity
 
 
-@settings(max_examples=examples(60))
+@settings(max_examples=examples(100))
 @given(model=models, batch=batches(), cut=st.integers(1, 6))
 def test_a_row_is_the_same_alone_as_in_any_batch(model, batch, cut):
     # RuntimeWarnings are ignored here: see the two *_without_runtime_warnings tests
     _alone_property(model, batch, cut, exact=exact_in_batches(model))
 
 
-@settings(max_examples=examples(50))
+@settings(max_examples=examples(80))
 @given(model=models, batch=batches(), data=st.data())
 def test_column_order_row_order_and_extra_columns_do_not_matter(model, batch, data):
     n = len(batch)
