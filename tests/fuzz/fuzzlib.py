@@ -99,6 +99,9 @@ def column(kind: str, n: int, *, nasty: bool = True):
         vals = st.one_of(_LEVEL_TEXT, st.none()) if nasty else st.sampled_from(["p", "q", "r"])
         return st.lists(vals, min_size=n, max_size=n).map(
             lambda v: pd.Series(v, dtype=object))
+    if kind == "strdtype":          # pandas' string dtype (what read_csv gives in pandas 3)
+        vals = st.one_of(_LEVEL_TEXT, st.none()) if nasty else st.sampled_from(["p", "q", "r"])
+        return st.lists(vals, min_size=n, max_size=n).map(lambda v: pd.Series(v, dtype="string"))
     if kind == "cat":
         return st.lists(st.sampled_from(["p", "q", "r", None]), min_size=n, max_size=n).map(
             lambda v: pd.Categorical(v, categories=["p", "q", "r"]))
@@ -113,7 +116,7 @@ def column(kind: str, n: int, *, nasty: bool = True):
     raise ValueError(kind)
 
 
-KINDS = ("num", "int", "y01", "bool", "str", "cat", "date", "mixed")
+KINDS = ("num", "int", "y01", "bool", "str", "strdtype", "cat", "date", "mixed")
 
 
 @st.composite
@@ -128,7 +131,8 @@ def frames(draw, *, min_rows: int = 0, max_rows: int = 8, names=None, nasty: boo
                               unique=True))
     data = {}
     for name in names:
-        kind = draw(st.sampled_from(KINDS if nasty else ("num", "int", "y01", "bool", "str")))
+        kind = draw(st.sampled_from(KINDS if nasty else ("num", "int", "y01", "bool", "str",
+                                                          "strdtype")))
         data[name] = draw(column(kind, n, nasty=nasty))
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 

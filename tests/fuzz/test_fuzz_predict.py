@@ -93,7 +93,8 @@ def batches(draw, min_rows: int = 1, max_rows: int = 6):
     frame = pd.DataFrame({
         "a": np.array(draw(col(_NUMBERS)), dtype=np.float64),
         "b": np.array(draw(col(_NUMBERS)), dtype=np.float64),
-        "s": pd.Series(draw(col(st.sampled_from(LEVELS + [None]))), dtype=object),
+        "s": pd.Series(draw(col(st.sampled_from(LEVELS + [None]))),
+                       dtype=draw(st.sampled_from([object, "string", "str"]))),
         "f": pd.Series(draw(col(st.sampled_from(LEVELS + [None])))).astype(_CATS),
         "y": np.array(draw(col(st.sampled_from([0, 1]))), dtype=np.int64),
     })
