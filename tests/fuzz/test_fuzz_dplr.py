@@ -192,12 +192,9 @@ def test_predict_scores_or_names_the_argument(type_, data):
                           "eps=1e308 OverflowError ('math range error'), instead of a "
                           "ValueError naming eps")
 @settings(max_examples=examples(5))
-@example(case=(dict(object=FORMULA, data=frame(), eps=5e-324, levels={"s": LEVELS}, clip=True,
-                    random_state=0), ["eps"]))
-@example(case=(dict(object=FORMULA, data=frame(), eps=1e308, levels={"s": LEVELS}, clip=True,
-                    random_state=0), ["eps"]))
-@given(case=st.sampled_from([5e-324, 1e-320, 1e305, 1e308]).map(
-    lambda e: (dict(object=FORMULA, data=frame(), eps=e, levels={"s": LEVELS}, clip=True,
-                    random_state=0), ["eps"])))
-def test_extreme_eps_with_the_default_lambda_is_named(case):
-    _dplr_property(*case)
+@example(eps=5e-324)
+@example(eps=1e308)
+@given(eps=st.sampled_from([5e-324, 1e-320, 1e305, 1e308]))
+def test_extreme_eps_with_the_default_lambda_is_named(eps):
+    _dplr_property(dict(object=FORMULA, data=frame(), eps=eps, levels={"s": LEVELS}, clip=True,
+                        random_state=0), ["eps"])

@@ -282,9 +282,8 @@ NUMERIC_FIELDS = [("eps",), ("lambda",), ("coefficients", "values", 0), ("thresh
                           "/ math.isfinite in persist.py and design/checks.py) instead of "
                           "'corrupted'")
 @settings(max_examples=examples(10))
-@example(case=(0, _with_value(0, ("coefficients", "values", 0), 10**400), False))
-@given(case=st.tuples(st.integers(0, len(SPECS) - 1), st.sampled_from(NUMERIC_FIELDS),
-                      st.sampled_from([10**400, -10**400, 2**1024])).map(
-    lambda t: (t[0], _with_value(*t), False)))
-def test_an_int_too_large_for_a_double_is_corrupted(case):
-    _load_property(*case)
+@example(k=0, path=("coefficients", "values", 0), value=10**400)
+@given(k=st.integers(0, len(SPECS) - 1), path=st.sampled_from(NUMERIC_FIELDS),
+       value=st.sampled_from([10**400, -10**400, 2**1024]))
+def test_an_int_too_large_for_a_double_is_corrupted(k, path, value):
+    _load_property(k, _with_value(k, path, value), False)
