@@ -26,7 +26,11 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     """Return ``value`` as a float after checking type, NaN and range."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:                 # an int beyond the doubles (10**400)
+        raise ValueError(f"{name} = {str(value)[:20]}... is beyond the range of double "
+                         "precision; rescale it") from None
     if np.isnan(v):
         raise ValueError(f"{name} must be a number, got NaN")
     if np.isinf(v) and not allow_inf:
@@ -226,7 +230,9 @@ def clip_rows(X: np.ndarray, bound: float, *, norms: np.ndarray | None = None
                          "accurately; rescale X by a public constant so that data_norm is nearer 1")
     if norms is None:
         norms = row_norms(X)
-    over = norms > bound * (1.0 + 5e-13)
+    # a row with NaN or an infinity has no norm to scale by: it stays as it is (a fit refuses
+    # it; a prediction for it is missing)
+    over = np.isfinite(norms) & (norms > bound * (1.0 + 5e-13))
     k = int(over.sum())
     if k == 0:
         return X, 0

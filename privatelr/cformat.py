@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -103,6 +104,8 @@ class CData:
 
 
 _WS = np.frombuffer(b" \t\n\r\v\f", dtype=np.uint8)
+#: ASCII characters str.split() takes for whitespace but C's isspace() does not
+_PY_ONLY_WS = re.compile("[\x1c-\x1f]")
 
 
 def _token_locator(text: str):
@@ -184,6 +187,14 @@ def parse_cformat(text: str, *, svm: bool = False, source: str = "<string>",
         line = text.count("\n", 0, pos) + 1
         raise CFormatError(f"{source}: line {line}: non-ASCII character {text[pos]!r}; the file "
                            "must be ASCII text of decimal numbers")
+    separator = _PY_ONLY_WS.search(text)
+    if separator is not None:
+        # Python's str.split() separates at these, C's fscanf("%lf") does not (and the line and
+        # token numbers of every message count C's whitespace): refuse them by name.
+        pos = separator.start()
+        raise CFormatError(f"{source}: line {text.count(chr(10), 0, pos) + 1}: control "
+                           f"character {text[pos]!r}; the file must be ASCII text of decimal "
+                           "numbers separated by spaces, tabs or line breaks")
     where = None
 
     def loc(k: int) -> str:

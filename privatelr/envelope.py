@@ -71,7 +71,7 @@ def _decode_pairs(pairs):
     d = dict(pairs)
     if len(d) == 1 and "$float" in d:
         v = d["$float"]
-        if v not in _NONFINITE:
+        if not isinstance(v, str) or v not in _NONFINITE:
             raise ValueError(f"bad non-finite number marker {v!r}")
         return _NONFINITE[v]
     return d
@@ -146,7 +146,12 @@ def loads(text, kind: str, version: int, *, verify: bool = True, older: str | No
         if stored is None:
             raise ValueError(f"{what}: the sha256 checksum is missing (verify=False skips the "
                              "check)")
-        if _checksum(encode(body)) != stored:
+        try:
+            again = _checksum(encode(body))
+        except (RecursionError, TypeError, OverflowError, ValueError):
+            raise ValueError(f"{what}: the content cannot be re-encoded (nested too deeply or "
+                             "not JSON data)") from None
+        if again != stored:
             raise ValueError(f"{what}: the sha256 checksum does not match the content (the file "
                              "was modified after it was saved; verify=False loads it anyway)")
     for key in ("format", "format_version", "package_version"):

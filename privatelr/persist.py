@@ -269,6 +269,9 @@ def model_from_dict(body: dict) -> DPLR:
             raise _Bad("the guarantee text does not match the model")
     except _Bad as exc:
         raise ValueError(f"corrupted privatelr model file: {exc}") from None
+    except (OverflowError, RecursionError, TypeError) as exc:   # e.g. 10**400 where a float goes
+        raise ValueError(f"corrupted privatelr model file: {type(exc).__name__}: "
+                         f"{str(exc)[:100]}") from None
     return model
 
 

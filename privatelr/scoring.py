@@ -21,14 +21,17 @@ from scipy.special import expit
 
 __all__ = ["linear_predictor", "outputs", "TYPES"]
 
+type_of = type
+
 #: ``predict``'s accepted ``type`` values: probabilities (``"response"`` is glm's word for
 #: them), class labels, or the linear predictor (``"link"``).
 TYPES = ("probabilities", "response", "class", "link")
 
 
 def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``X @ coef`` row by row (batch-independent rounding)."""
-    return np.einsum("ij,j->i", X, coef)
+    """``X @ coef`` row by row (batch-independent rounding: the rows are made C-contiguous, so
+    each row's sum runs over the same memory layout whatever the batch)."""
+    return np.einsum("ij,j->i", np.ascontiguousarray(X, dtype=np.float64), coef)
 
 
 def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
@@ -44,14 +47,20 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
     eta = np.full(complete.shape[0], np.nan)
     if X.shape[0]:
-        eta[complete] = linear_predictor(X, coef)
+        with np.errstate(invalid="ignore", over="ignore"):
+            scores = linear_predictor(X, coef)
+        # a row with an infinite covariate has no defined prediction: missing, like NaN
+        scores[~np.isfinite(X).all(axis=1)] = np.nan
+        eta[complete] = scores
     if type == "link":
         return eta
     p = expit(eta)
     if type in ("probabilities", "response"):
         return p
     lo, hi = labels
-    out = np.where(p > p_tr, np.array([hi]), np.array([lo]))
+    # one array of the labels as they are (a numeric level and "not 0" stay an int and a str)
+    table = np.array([lo, hi], dtype=object if type_of(lo) is not type_of(hi) else None)
+    out = table[(p > p_tr).astype(np.intp)]
     missing = np.isnan(p)
     if not missing.any():
         return out

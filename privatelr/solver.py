@@ -101,6 +101,11 @@ def _secant_update(H, s, y):
     return H - np.outer(Hs, Hs) / sHs + np.outer(y, y) / sy
 
 
+#: Largest Newton step, relative to max(1, |x|_inf): far beyond any step a problem of this
+#: package needs (coefficients of rows bounded by data_norm), short of overflowing w @ w.
+_STEP_CAP = 1e6
+
+
 def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
            grad_ref: float | None = None, hessian0=None) -> SolverReport:
     """Minimise a strongly convex objective by damped Newton steps.
@@ -150,6 +155,13 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
             H = H + (1e-10 * max(1.0, np.abs(np.diag(H)).max())) * np.eye(H.shape[0])
             factor = scipy.linalg.cho_factor(H, check_finite=False)
         p = -scipy.linalg.cho_solve(factor, g, check_finite=False)
+        # A Hessian that is (nearly) only the ridge — a Huber loss beyond its band with a tiny
+        # lambda — gives a step of size |g|/lambda: cap it, so that no trial point overflows
+        # (the line search then moves as far as the objective keeps decreasing)
+        cap = _STEP_CAP * max(1.0, float(np.abs(x).max(initial=0.0)))
+        big = float(np.abs(p).max(initial=0.0))
+        if not big <= cap:
+            p = p * (cap / big) if np.isfinite(big) else -g * (cap / max(gnorm, 1e-300))
         slope = float(g @ p)
         if slope >= 0:  # numerically singular step; fall back to steepest descent
             p, slope = -g, -float(g @ g)

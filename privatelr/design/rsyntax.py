@@ -152,7 +152,7 @@ _TOKEN_RE = re.compile(r"""
     (?P<ws>[ \t\r\n\f\v]+)
   | (?P<num>0[xX][0-9a-fA-F]+L?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[Li]?)
   | (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-  | (?P<bq>`[^`]*`)
+  | (?P<bq>`(?:[^`\\]|\\.)*`)
   | (?P<name>(?:[^\W\d_]|\.(?![0-9]))[\w.]*)
   | (?P<op>%[^%\n]*%|<<-|->>|<-|->|<=|>=|==|!=|&&|\|\||\*\*|\|>|::|\[\[|[-+*/^:~!<>&|(),=\[\]$@?{}\\])
 """, re.VERBOSE)
@@ -306,7 +306,7 @@ class _Parser:
         if kind == "bq":
             if len(v) == 2:
                 self._fail("an empty name ``")
-            return Name(v[1:-1])
+            return Name(re.sub(r"\\(.)", r"\1", v[1:-1]))     # \` and \\ inside backquotes
         if kind == "name":
             if v in _RESERVED_CONSTANTS:
                 return Const(v)
@@ -334,7 +334,9 @@ class _Parser:
                 name = None
                 nxt = self.toks[self.i + 1][1] if self.i + 1 < len(self.toks) else None
                 if kind in ("name", "bq", "str") and nxt == "=":
-                    name = v[1:-1] if kind in ("bq", "str") else v
+                    name = v if kind == "name" else (
+                        re.sub(r"\\(.)", r"\1", v[1:-1]) if kind == "bq" else
+                        _decode_string(v[1:-1], self.text))
                     self.i += 2
                 if self._peek()[1] in (",", ")"):
                     self._fail(f"an empty argument in {fn}()")
@@ -410,7 +412,10 @@ def number_value(node: Num) -> float:
     """The value of a number literal (R's doubles; ``L`` integers are doubles too)."""
     text = node.text[:-1] if node.text.endswith("L") else node.text
     if text[:2] in ("0x", "0X"):
-        return float(int(text, 16))
+        try:
+            return float(int(text, 16))
+        except OverflowError:                # beyond the doubles: R reads Inf
+            return math.inf
     return float(text)
 
 
@@ -447,8 +452,9 @@ _NO_SPACE = {"^", ":"}
 
 
 def _quote_name(name: str) -> str:
-    if _SYNTACTIC.match(name) and name not in _RESERVED and name not in (
-            "function", "if", "else", "repeat", "while", "for", "next", "break", "in", "..."):
+    if _SYNTACTIC.fullmatch(name) and name not in _RESERVED and name != "." and \
+            not re.fullmatch(r"\.\.(\.|\d+)", name) and name not in (
+            "function", "if", "else", "repeat", "while", "for", "next", "break", "in"):
         return name
     return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
 
@@ -486,7 +492,10 @@ def deparse(node: Node) -> str:
     'factor(cyl, levels = c(4, 6, 8))'
     """
     if isinstance(node, Num):
-        return node.text if node.text.endswith("L") else r_number(number_value(node))
+        value = number_value(node)
+        if node.text.endswith("L") or not math.isfinite(value):
+            return node.text                 # (R prints Inf; the text keeps parse(deparse()))
+        return r_number(value)
     if isinstance(node, Str):
         return _quote_string(node.value)
     if isinstance(node, Name):

@@ -228,7 +228,8 @@ def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -
                 vec.data[complete], categories=[f"L{i}" for i in range(len(atom["levels"]))])
         else:
             frame[atom["id"]] = np.broadcast_to(vec.data, (n,))[complete]
-    X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)))
+    with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
+        X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)))
     cols = list(X.columns)
     if cols != list(spec.formulaic_columns):
         raise ValueError(f"the design for new data has columns {cols}, expected "

@@ -203,8 +203,10 @@ def _coerce_column(vec: Vec, want: str, name: str, what: str) -> Vec:
     # Text and factors are interchangeable (both are matched by label); anything else must match.
     if {vec.kind, want} <= {"chr", "fct"}:
         return Vec("chr", vec.labels()) if want == "chr" else vec
-    if vec.kind == "chr" and bool(vec.missing().all()):      # an all-missing text column
-        return Vec(want, np.full(len(vec), np.nan)) if want in ("num", "lgl") else vec
+    if bool(vec.missing().all()):          # all missing (a one-row NaN/NaT): any kind, all NA
+        if want in ("num", "lgl"):
+            return Vec(want, np.full(len(vec), np.nan))
+        return Vec("chr", np.full(len(vec), None, dtype=object))
     raise ValueError(f"{what}: column {name!r} holds {_KIND_WORDS[vec.kind]} but the model was "
                      f"fitted on {_KIND_WORDS[want]}; convert it to the same kind")
 

@@ -37,6 +37,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,7 +139,8 @@ def column_type(series: pd.Series, name: str) -> str:
             return "chr"
         if inferred == "boolean":
             return "lgl"
-        if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+        if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "datetime",
+                        "datetime64", "timedelta", "timedelta64"):
             return "num"
         if inferred == "complex":
             raise ValueError(f"column {name!r} holds complex numbers, which a logistic "
@@ -175,6 +177,14 @@ def from_column(series: pd.Series, name: str) -> Vec:
             return Vec("lgl", arr)
         return Vec("lgl", series.to_numpy(dtype=np.float64, na_value=np.nan))
     if kind == "num":
+        if dtype == object and pd.api.types.infer_dtype(series, skipna=True) in (
+                "datetime", "datetime64"):
+            series, dtype = pd.to_datetime(series, utc=True), None
+            dtype = series.dtype
+        elif dtype == object and pd.api.types.infer_dtype(series, skipna=True) in (
+                "timedelta", "timedelta64"):
+            series = pd.to_timedelta(series)
+            dtype = series.dtype
         if pd.api.types.is_datetime64_any_dtype(dtype):
             s = series
             if getattr(dtype, "tz", None) is not None:
@@ -189,7 +199,7 @@ def from_column(series: pd.Series, name: str) -> Vec:
             out[series.isna().to_numpy()] = np.nan
             return Vec("num", out)
         if dtype == object:
-            vals = [np.nan if _is_na(v) else float(v) for v in series.tolist()]
+            vals = [np.nan if _is_na(v) else _as_float(v) for v in series.tolist()]
             return Vec("num", np.array(vals, dtype=np.float64))
         return Vec("num", series.to_numpy(dtype=np.float64, na_value=np.nan))
     # character
@@ -200,6 +210,13 @@ def from_column(series: pd.Series, name: str) -> Vec:
         values = values.copy()
         values[miss] = None
     return Vec("chr", values)
+
+
+def _as_float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:                    # an int beyond the doubles: R's Inf
+        return math.inf if v > 0 else -math.inf
 
 
 def _is_na(v) -> bool:
@@ -220,8 +237,8 @@ def as_frame(data, what: str = "data") -> pd.DataFrame:
         except ValueError as exc:
             raise ValueError(f"{what}: the columns of the dict cannot form a table ({exc}); give "
                              "every column the same length") from None
-    elif isinstance(data, pd.Series):        # one row (e.g. df.iloc[i])
-        frame = data.to_frame().T.infer_objects()
+    elif isinstance(data, pd.Series):        # one row (e.g. df.iloc[i]): each value's own kind
+        frame = pd.DataFrame({k: pd.Series([v]) for k, v in data.items()})
     elif isinstance(data, np.ndarray):
         if data.ndim == 1:
             data = data.reshape(1, -1)

@@ -1,0 +1,345 @@
+"""Strategies and checks shared by the fuzz tests (``tests/fuzz/test_fuzz_*.py``).
+
+* :func:`examples` — the per-test example budget (``PRIVATELR_FUZZ=long`` multiplies it);
+* :func:`clean_call` — run a call under the suite's warning rules and return its result or the
+  allowed exception, re-raising anything else (which Hypothesis then shrinks and reports);
+* frame strategies: columns of every kind the design layer reads (numbers, booleans, strings,
+  Categoricals, datetimes, object columns of mixed kinds, NaN/inf, empty and one-row frames);
+* :func:`formula_texts` — R formula text from a grammar: existing and missing columns,
+  backquoted odd names, numbers, strings, every R operator, supported and unsupported calls
+  with named/positional arguments, ``.``, nesting and ``~`` in odd places;
+* :func:`check_probabilities` — the output contract of ``predict``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+from hypothesis import strategies as st
+
+#: ``PRIVATELR_FUZZ=long``: 20 times more examples, random seeds (see conftest.py).
+SCALE = 20 if os.environ.get("PRIVATELR_FUZZ") == "long" else 1
+
+#: What a public entry point may raise for bad input (with a message that says what is wrong).
+ALLOWED = (ValueError, TypeError, KeyError)
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a test: ``n`` in CI, ``20 n`` with ``PRIVATELR_FUZZ=long``."""
+    return n * SCALE
+
+
+@contextmanager
+def warning_rules(runtime_errors: bool = True):
+    """The suite's warning rules: ``RuntimeWarning`` (overflow, division by zero, invalid value
+    escaping into the result) is an error, as in ``pyproject.toml`` (``runtime_errors=False``
+    ignores it: for properties about values, where a known RuntimeWarning has its own xfail
+    test); the package's own ``UserWarning``/``PrivacyWarning`` notes on legitimate input are
+    expected and ignored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error" if runtime_errors else "ignore", RuntimeWarning)
+        yield
+
+
+def clean_call(fn, *, allowed=ALLOWED, runtime_errors: bool = True):
+    """``(result, None)`` or ``(None, exc)`` for an allowed exception with a non-empty message.
+
+    Any other exception propagates (a fuzz failure). ``KeyError``'s message is its key's repr.
+    """
+    with warning_rules(runtime_errors):
+        try:
+            return fn(), None
+        except allowed as exc:
+            msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+            assert msg.strip(), f"{type(exc).__name__} with an empty message"
+            return None, exc
+
+
+# ---------------------------------------------------------------------------------------------
+# data frames
+# ---------------------------------------------------------------------------------------------
+
+#: Column names the formula grammar uses; the frame strategy gives each a kind.
+PLAIN_NAMES = ("a", "b", "s", "f", "l", "t", "m", "y")
+ODD_NAMES = ("odd name", "x.1", "_u", "1st", "a+b", "TRUE", "T", "pi", "é", "if")
+MISSING_NAMES = ("zz", "nope", "Y")
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+_SMALL = st.floats(min_value=-0.5, max_value=0.5, allow_nan=False, allow_infinity=False)
+_LEVEL_TEXT = st.sampled_from(["p", "q", "r", "01", "1", "", " ", "NA", "a,b", "é", "TRUE"])
+
+
+def _numeric_column(n, *, nasty):
+    if nasty:
+        return st.lists(st.one_of(_SMALL, _FLOATS, st.sampled_from([0.0, 1.0, 1e300, -1e-320])),
+                        min_size=n, max_size=n).map(lambda v: np.array(v, dtype=np.float64))
+    return st.lists(_SMALL, min_size=n, max_size=n).map(lambda v: np.array(v, dtype=np.float64))
+
+
+def column(kind: str, n: int, *, nasty: bool = True):
+    """A strategy for a column of ``n`` values of the given kind."""
+    if kind == "num":
+        return _numeric_column(n, nasty=nasty)
+    if kind == "int":
+        return st.lists(st.integers(-3, 3), min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=np.int64))
+    if kind == "y01":
+        return st.lists(st.sampled_from([0, 1]), min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=np.int64))
+    if kind == "bool":
+        return st.lists(st.booleans(), min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=bool))
+    if kind == "str":
+        vals = st.one_of(_LEVEL_TEXT, st.none()) if nasty else st.sampled_from(["p", "q", "r"])
+        return st.lists(vals, min_size=n, max_size=n).map(
+            lambda v: pd.Series(v, dtype=object))
+    if kind == "strdtype":          # pandas' string dtype (what read_csv gives in pandas 3)
+        vals = st.one_of(_LEVEL_TEXT, st.none()) if nasty else st.sampled_from(["p", "q", "r"])
+        return st.lists(vals, min_size=n, max_size=n).map(lambda v: pd.Series(v, dtype="string"))
+    if kind == "cat":
+        return st.lists(st.sampled_from(["p", "q", "r", None]), min_size=n, max_size=n).map(
+            lambda v: pd.Categorical(v, categories=["p", "q", "r"]))
+    if kind == "date":
+        return st.lists(st.one_of(st.integers(0, 10**6), st.none()), min_size=n, max_size=n).map(
+            lambda v: pd.to_datetime(pd.Series(v, dtype="Int64") * 86400, unit="s",
+                                     utc=True))
+    if kind == "mixed":
+        vals = st.one_of(st.booleans(), st.integers(-2, 2), st.sampled_from(["1", "x", None]),
+                         st.floats(allow_nan=True), st.just(10**400))
+        return st.lists(vals, min_size=n, max_size=n).map(lambda v: pd.Series(v, dtype=object))
+    raise ValueError(kind)
+
+
+KINDS = ("num", "int", "y01", "bool", "str", "strdtype", "cat", "date", "mixed")
+
+
+@st.composite
+def frames(draw, *, min_rows: int = 0, max_rows: int = 8, names=None, nasty: bool = True):
+    """A DataFrame with columns of random kinds under the names of the grammar (and a few odd
+    names); ``min_rows`` to ``max_rows`` rows (an empty frame one time in ten)."""
+    n = draw(st.integers(max(min_rows, 1), max_rows))
+    if min_rows == 0 and draw(st.integers(0, 9)) == 0:
+        n = 0
+    if names is None:
+        names = draw(st.lists(st.sampled_from(PLAIN_NAMES + ODD_NAMES), min_size=1, max_size=6,
+                              unique=True))
+    data = {}
+    for name in names:
+        kind = draw(st.sampled_from(KINDS if nasty else ("num", "int", "y01", "bool", "str",
+                                                          "strdtype")))
+        data[name] = draw(column(kind, n, nasty=nasty))
+    return pd.DataFrame(data, index=pd.RangeIndex(n))
+
+
+# ---------------------------------------------------------------------------------------------
+# formula text from a grammar
+# ---------------------------------------------------------------------------------------------
+
+SUPPORTED = ("I", "log", "exp", "sqrt", "abs", "log2", "log10", "log1p", "expm1", "sin",
+             "floor", "ceiling", "trunc", "sign", "round", "pmin", "pmax", "factor",
+             "as.factor", "as.numeric", "as.integer", "as.character", "c")
+UNSUPPORTED = ("eval", "system", "foo", "paste", "scale", "poly", "__import__", "get",
+               "function", "library", "exec")
+ARG_NAMES = ("x", "levels", "base", "digits", "na.rm", "bogus", "labels", "`odd arg`", "...")
+OPERATORS = ("+", "-", "*", "/", "^", "**", ":", "%in%", "%%", "%/%", "&", "|", "&&", "||",
+             "==", "!=", "<", ">", "<=", ">=", "~", "%o%", "|>", "<-", "=", "$", "@", "::")
+NUMBERS = ("0", "1", "2", "2.5", ".5", "1e308", "1e999", "1e-320", "0x1F", "3L", "0x10L",
+           "-1", "1i", "9^9^9", "1e", "0x")
+STRINGS = ('"p"', "'q'", '"01"', '"a,b"', '"\\x41"', '"\\u{1F600}"', '"\\q"', '""', '"\\n"',
+           '"unterminated', "'it''s'")
+
+
+_R_RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break", "in",
+               "NULL", "TRUE", "FALSE", "NA", "Inf", "NaN"}
+
+
+def _name_text(name: str, quote_reserved: bool = True) -> str:
+    import re
+
+    if re.fullmatch(r"[A-Za-z.][A-Za-z0-9._]*", name) and not re.match(r"\.[0-9]", name) \
+            and not (quote_reserved and name in _R_RESERVED):
+        return name
+    return "`" + name + "`"
+
+
+_NAMES = st.one_of(st.sampled_from(PLAIN_NAMES + ODD_NAMES + MISSING_NAMES).map(_name_text),
+                   st.sampled_from(ODD_NAMES).map(lambda n: _name_text(n, False)))
+_LEAVES = st.one_of(
+    _NAMES, _NAMES, _NAMES,
+    st.sampled_from(NUMBERS),
+    st.sampled_from(STRINGS),
+    st.sampled_from(("TRUE", "FALSE", "NA", "Inf", "NaN", "T", "F", "pi", ".", "NULL")),
+    st.sampled_from(("0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
+                     "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
+                     "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
+                     "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF",
+                     "1" * 400, "`a`b`", "``", "`\\`")),
+)
+
+
+def _extend(inner):
+    arg = st.tuples(st.one_of(st.none(), st.sampled_from(ARG_NAMES)), inner).map(
+        lambda t: inner_arg(*t))
+    levels = st.lists(st.sampled_from(STRINGS[:4] + NUMBERS[:4] + ("TRUE",)), max_size=4).map(
+        lambda v: "levels = c(" + ", ".join(v) + ")")
+    return st.one_of(
+        st.tuples(inner, st.sampled_from(OPERATORS), inner).map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+        st.tuples(inner, st.sampled_from(OPERATORS), inner).map(lambda t: f"{t[0]}{t[1]}{t[2]}"),
+        st.tuples(st.sampled_from(("-", "+", "!", "~")), inner).map("".join),
+        inner.map(lambda s: f"({s})"),
+        st.tuples(st.sampled_from(SUPPORTED + SUPPORTED + UNSUPPORTED),
+                  st.lists(arg, max_size=3)).map(lambda t: f"{t[0]}({', '.join(t[1])})"),
+        st.tuples(st.sampled_from(("factor", "as.factor")), inner, levels).map(
+            lambda t: f"{t[0]}({t[1]}, {t[2]})"),
+        st.tuples(inner, st.integers(0, 4)).map(lambda t: f"({t[0]})^{t[1]}"),
+    )
+
+
+def inner_arg(name, value):
+    return value if name is None else f"{name} = {value}"
+
+
+terms = st.recursive(_LEAVES, _extend, max_leaves=10)
+
+_FORMULA_CHARS = "ab ys~+-*/^:%()`'\"\\.,=!&|<>0123456789eLxI[]{}$@#\n\t"
+
+
+def formula_texts():
+    """R formula text: mostly ``response ~ terms`` from the grammar, some with ``~`` elsewhere
+    or none, some raw character soup."""
+    return st.one_of(
+        st.tuples(terms, terms).map(lambda t: f"{t[0]} ~ {t[1]}"),
+        st.tuples(terms, terms).map(lambda t: f"{t[0]} ~ {t[1]}"),
+        st.tuples(terms, terms).map(lambda t: f"{t[0]} ~ {t[1]}"),
+        terms,
+        st.tuples(terms, terms, terms).map(lambda t: f"{t[0]} ~ {t[1]} ~ {t[2]}"),
+        terms.map(lambda t: f"~ {t}"),
+        st.text(alphabet=_FORMULA_CHARS, max_size=30),
+        st.text(max_size=12),
+    )
+
+
+_NUM_FUNS = ("log", "exp", "sqrt", "abs", "log1p", "sin", "floor", "sign", "as.numeric",
+             "as.integer")
+
+
+@st.composite
+def plausible_formulas(draw, columns):
+    """Formula text that mostly fits: the frame's own columns (backquoted when needed) in
+    sums, interactions, powers and supported calls with the right arguments."""
+    names = [_name_text(c) for c in columns] or ["y"]
+    name = st.sampled_from(names)
+    number = st.sampled_from(("0", "1", "2", "0.5", "-1", "1e-3", "3L"))
+    operand = st.one_of(name, name, number)
+    expr = st.one_of(
+        operand,
+        st.tuples(operand, st.sampled_from(("+", "-", "*", "/", "^", "%%", "%/%", ">", "<=",
+                                            "==", "!=", "&", "|", "%in%")), operand).map(
+            lambda t: f"{t[0]} {t[1]} {t[2]}"),
+        st.tuples(st.sampled_from(("!", "-")), operand).map("".join),
+    )
+    level_list = st.lists(st.sampled_from(('"p"', '"q"', '"r"', "0", "1", "TRUE")), min_size=1,
+                          max_size=3, unique=True).map(lambda v: "c(" + ", ".join(v) + ")")
+    atom = st.one_of(
+        name, name, name,
+        st.tuples(st.sampled_from(_NUM_FUNS), name).map(lambda t: f"{t[0]}({t[1]})"),
+        expr.map(lambda e: f"I({e})"),
+        name.map(lambda n: f"factor({n})"),
+        name.map(lambda n: f"as.factor({n})"),
+        name.map(lambda n: f"as.character({n})"),
+        st.tuples(name, level_list).map(lambda t: f"factor({t[0]}, levels = {t[1]})"),
+        st.tuples(name, st.sampled_from(("2", "0.5", "exp(1)"))).map(
+            lambda t: f"log({t[0]}, base = {t[1]})"),
+        st.tuples(name, st.integers(-2, 3)).map(lambda t: f"round({t[0]}, digits = {t[1]})"),
+        st.tuples(name, name).map(lambda t: f"pmin({t[0]}, {t[1]}, na.rm = TRUE)"),
+        st.tuples(name, name).map(lambda t: f"pmax({t[0]}, {t[1]})"),
+    )
+    term = st.one_of(
+        atom, atom, atom,
+        st.tuples(atom, st.sampled_from((":", "*", "/", "%in%")), atom).map(
+            lambda t: f"{t[0]}{t[1]}{t[2]}"),
+        st.tuples(atom, atom, st.integers(1, 3)).map(lambda t: f"({t[0]} + {t[1]})^{t[2]}"),
+        st.just("."),
+    )
+    rhs = draw(st.lists(term, min_size=1, max_size=4))
+    text = rhs[0] + "".join(draw(st.sampled_from((" + ", " + ", " - "))) + t for t in rhs[1:])
+    if draw(st.integers(0, 5)) == 0:
+        text += draw(st.sampled_from((" - 1", " + 0", " + 1", " - 0")))
+    response = draw(st.one_of(st.just("y"), name, expr.map(lambda e: f"I({e})"),
+                              name.map(lambda n: f"factor({n})")))
+    return f"{response} ~ {text}"
+
+
+@st.composite
+def formula_and_frame(draw):
+    """``(formula, frame)``: half the time wild text on a random frame, half the time a
+    plausible formula over a frame with a 0/1 response ``y`` and clean covariates."""
+    if draw(st.booleans()):
+        return draw(formula_texts()), draw(frames())
+    names = draw(st.lists(st.sampled_from(PLAIN_NAMES[:-1] + ODD_NAMES), min_size=1, max_size=4,
+                          unique=True))
+    frame = draw(frames(min_rows=1, names=names + ["y"], nasty=draw(st.booleans())))
+    if draw(st.integers(0, 3)):
+        frame["y"] = draw(column("y01", len(frame)))
+    return draw(plausible_formulas(list(frame.columns))), frame
+
+
+# ---------------------------------------------------------------------------------------------
+# output contracts
+# ---------------------------------------------------------------------------------------------
+
+def within_rounding(x, y) -> bool:
+    """Floats equal up to the rounding of a sum of products (relative 1e-9, absolute 1e-12
+    near zero), NaN and infinities in the same places (for the open finding
+    test_a_row_is_bit_identical_alone_and_in_a_batch)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
+        return False
+    ok = ~np.isnan(x)
+    x, y = x[ok], y[ok]
+    inf = np.isinf(x) | np.isinf(y)
+    if not np.array_equal(x[inf], y[inf]):
+        return False
+    return bool(np.allclose(x[~inf], y[~inf], rtol=1e-9, atol=1e-12))
+
+
+def mixed_labels(model) -> bool:
+    """The model's two class labels are of different types (a numeric response with one or
+    more than two values: ``[0, "not 0"]``); see ``test_class_labels_keep_their_type``."""
+    lo, hi = model.classes
+    return isinstance(lo, str) != isinstance(hi, str)
+
+
+def check_probabilities(model, data, n: int, *, strict_labels: bool = True) -> np.ndarray:
+    """``predict`` on ``data`` (``n`` rows): probabilities in [0, 1] or NaN, one per row; the
+    class is ``None`` exactly where the probability is NaN, else one of the model's labels
+    (compared by value and type; ``strict_labels=False``: by value or text)."""
+    from privatelr import predict
+
+    p = predict(model, data)
+    assert isinstance(p, np.ndarray) and p.shape == (n,), p
+    assert p.dtype == np.float64
+    finite = ~np.isnan(p)
+    assert ((p[finite] >= 0.0) & (p[finite] <= 1.0)).all(), p
+    cls = predict(model, data, type="class")
+    assert len(cls) == n
+    labels = model.classes
+    for prob, c in zip(p.tolist(), list(cls)):
+        if math.isnan(prob):
+            assert c is None, (prob, c)
+        else:
+            assert c is not None, (prob, c)
+            if strict_labels:
+                assert any(c == lab and isinstance(c, str) == isinstance(lab, str)
+                           for lab in labels), (prob, c, labels)
+            else:
+                assert any(c == lab or str(c) == str(lab) for lab in labels), (prob, c, labels)
+    link = predict(model, data, type="link")
+    assert np.array_equal(np.isnan(link), np.isnan(p)), (link, p)
+    return p
