@@ -139,10 +139,16 @@ def test_no_module_is_named_like_a_function_it_exports():
 
 def test_every_subpackage_is_shipped():
     # pyproject lists the packages explicitly (the data folder is mapped into privatelr._data):
-    # a new subpackage missing from the list installs without it and fails on a clean machine
+    # a new subpackage missing from the list installs without it and fails on a clean machine.
+    # The source tree is found next to the tests (the package under test may be installed).
     import tomllib
 
-    listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())
+    repo = Path(__file__).resolve().parents[2]
+    listed = set(tomllib.loads((repo / "pyproject.toml").read_text())
                  ["tool"]["setuptools"]["packages"])
-    found = {name for name, path in _modules().items() if path.name == "__init__.py"}
-    assert found - {"privatelr._data"} <= listed
+    source = {"privatelr." + ".".join(p.parent.relative_to(repo / "privatelr").parts)
+              if p.parent != repo / "privatelr" else "privatelr"
+              for p in (repo / "privatelr").rglob("__init__.py")}
+    assert source - {"privatelr._data"} <= listed
+    installed = {name for name, path in _modules().items() if path.name == "__init__.py"}
+    assert source <= installed | {"privatelr._data"}
