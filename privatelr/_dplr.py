@@ -135,40 +135,46 @@ def _as_covariates(x, n: int | None) -> pd.DataFrame:
 
 
 def _resolve(object, data, target):
-    """(formula text, data frame) for every accepted input form."""
+    """(formula text, data frame) for every accepted input form; Dask inputs stay lazy (a Dask
+    DataFrame, built by :mod:`privatelr.backends.dask` with the names used in memory)."""
+    lazy = is_dask(object, data)
+    if lazy:
+        from .backends.dask import as_dask_frame, with_labels
     if isinstance(object, str) or type(object).__module__.split(".")[0] == "formulaic":
         if data is None:
             raise TypeError("dplr(formula, data): data is required with a formula")
         if target is not None:
             raise TypeError("target is only used with a DataFrame or matrix object, not a formula")
-        return formula_text(object), data
-    if isinstance(object, pd.DataFrame):
+        return formula_text(object), (as_dask_frame(data) if lazy else data)
+    ndim = getattr(object, "ndim", None)
+    table = isinstance(object, pd.DataFrame) or (lazy and ndim == 2 and hasattr(object, "columns"))
+    matrix = ndim == 2 and not table and (isinstance(object, np.ndarray) or lazy)
+    if table or matrix:
+        kind = "DataFrame" if table else "matrix"
         if data is not None:
-            raise TypeError("dplr(DataFrame, ...): pass the covariates inside the DataFrame and "
-                            "select the response with target=, not data=")
-        if object.shape[1] < 2:
-            raise ValueError("the DataFrame needs a response column and at least one covariate")
-        frame = object.copy()
-        frame.columns = [str(c) for c in frame.columns]
-        name = _target_name(list(frame.columns), target, "the DataFrame")
-        return f"{_quote(name)} ~ .", frame
-    if isinstance(object, np.ndarray) and object.ndim == 2:
-        if data is not None:
-            raise TypeError("dplr(matrix, ...): the matrix holds response and covariates; select "
+            raise TypeError(f"dplr({kind}, ...): the {kind} holds response and covariates; select "
                             "the response with target=, not data=")
-        if object.shape[1] < 2:
-            raise ValueError("the matrix needs a response column and at least one covariate")
-        frame = pd.DataFrame(object, columns=[f"X{j + 1}" for j in range(object.shape[1])])
-        name = _target_name(list(frame.columns), target, "the matrix")
-        return f"{name} ~ .", frame
+        if (len(object.columns) if table else object.shape[1]) < 2:
+            raise ValueError(f"the {kind} needs a response column and at least one covariate")
+        if lazy:
+            frame = as_dask_frame(object, f"the {kind}")
+        elif table:
+            frame = object.copy()
+            frame.columns = [str(c) for c in frame.columns]
+        else:
+            frame = pd.DataFrame(object, columns=[f"X{j + 1}" for j in range(object.shape[1])])
+        name = _target_name(list(frame.columns), target, f"the {kind}")
+        return f"{_quote(name)} ~ .", frame
     is_vector = isinstance(object, (pd.Series, pd.Categorical, list, tuple)) or (
-        isinstance(object, np.ndarray) and object.ndim == 1)
+        isinstance(object, np.ndarray) and object.ndim == 1) or (lazy and ndim == 1)
     if is_vector:
         if data is None:
             raise TypeError("dplr(labels, data): pass the covariates as data (DataFrame or 2-D "
                             "array) with a label vector")
         if target is not None:
             raise TypeError("target is not used with a label vector")
+        if lazy:
+            return "dplr.class ~ .", with_labels(data, object, "dplr.class")
         y = object
         if isinstance(y, pd.Series):
             y = y.reset_index(drop=True)
@@ -183,8 +189,9 @@ def _resolve(object, data, target):
             else y.values
         return "dplr.class ~ .", frame
     raise TypeError("dplr() accepts a formula string (or formulaic.Formula) with a DataFrame, a "
-                    "DataFrame or 2-D numpy array with target=, or a label vector (numpy, pandas "
-                    f"Series/Categorical, list) with covariates as data; got {_describe(object)}")
+                    "DataFrame or 2-D array with target=, or a label vector (numpy, pandas "
+                    "Series/Categorical, list) with covariates as data (each may be a Dask "
+                    f"collection); got {_describe(object)}")
 
 
 def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: float = 1.0,
@@ -334,17 +341,14 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     # ---- declarations -> schema -> rows ------------------------------------------------------
     learn = not private or compat is not None
     why = "a private fit (eps > 0)"
-    if is_dask(data):
+    text, frame = _resolve(object, data, target)
+    if is_dask(frame):
         from .backends.dask import schema_of
 
-        if not isinstance(object, str) and not type(object).__module__.startswith("formulaic"):
-            raise TypeError("dplr on a Dask DataFrame needs a formula: dplr('y ~ x1 + x2', ddf)")
-        spec = make_spec(formula_text(object), schema_of(data), levels=levels, learn=False,
+        spec = make_spec(text, schema_of(frame), levels=levels, learn=False,
                          why=f"{why} on Dask data", hint=" (on Dask data levels are never "
                          "learned from the rows, even at eps=0)")
-        frame = data
     else:
-        text, frame = _resolve(object, data, target)
         frame = as_frame(frame)
         if len(frame) == 0:
             raise ValueError("data has no rows")

@@ -56,8 +56,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from functools import partial
+
 from . import erm
 from ._validation import as_float_matrix, check_int, check_real, label_vector
+from .backends import as_rows, compute, is_dask
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
@@ -85,23 +88,59 @@ def as_bounds(name: str, bounds, d: int) -> np.ndarray:
 
 
 def as_01_labels(y, n: int) -> np.ndarray:
-    """DPpack's labels: 0/1 (bool accepted); returned as float 0/1."""
-    arr = label_vector("y", y, n, what="a vector of 0/1 labels")
+    """DPpack's labels: 0/1 (bool accepted); returned as float 0/1. A Dask vector stays lazy
+    (one pass over it checks the values; its length is checked with the rows)."""
+    if is_dask(y):
+        arr = y.to_dask_array() if hasattr(y, "to_dask_array") else y
+    else:
+        arr = label_vector("y", y, n, what="a vector of 0/1 labels")
     if arr.dtype == np.bool_:
         return arr.astype(np.float64)
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         raise TypeError(f"y must hold the numbers 0 and 1 (or bool), got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
-    bad = ~np.isin(arr, (0.0, 1.0))
-    if bad.any():
-        shown = np.unique(arr[bad])[:5].tolist()
-        raise ValueError(f"y must be binary labels 0 and 1 (DPpack's convention), got {shown}; "
-                         "recode the classes to 0/1")
+    shown = np.asarray(np.unique(arr[(arr != 0.0) & (arr != 1.0)]))  # computes a Dask vector
+    if shown.size:
+        raise ValueError(f"y must be binary labels 0 and 1 (DPpack's convention), got "
+                         f"{shown[:5].tolist()}; recode the classes to 0/1")
     return arr
 
 
 def _add_bias(X: np.ndarray) -> np.ndarray:
     return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+
+
+def _bounded_rows(X: np.ndarray, *, lower, upper, divisor, add_bias: bool) -> np.ndarray:
+    """Rows clipped to the public bounds (bias first when asked) and divided by ``divisor``;
+    a row with a NaN or infinite value stays NaN, for the fit's scan to refuse."""
+    X = _add_bias(X) if add_bias else X
+    return _keep_missing(X, np.clip(X, lower, upper) / divisor)
+
+
+def _keep_missing(X: np.ndarray, out: np.ndarray) -> np.ndarray:
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        out[bad] = np.nan
+    return out
+
+
+def _block_scores(X: np.ndarray, *, model: "CMSModel", add_bias: bool) -> np.ndarray:
+    """The model's scores of one block of rows (a partition of Dask data)."""
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    return model._features(as_float_matrix("X", X), add_bias) @ model.coeff
+
+
+def _fourier(X: np.ndarray, omega: np.ndarray, phase: np.ndarray, D: int) -> np.ndarray:
+    """The random Fourier features ``sqrt(2/D) cos(X omega + phase)``."""
+    return np.sqrt(2.0 / D) * np.cos(X @ omega + phase)
+
+
+def _fourier_rows(X: np.ndarray, *, lower, upper, omega, phase, D: int, divisor,
+                  add_bias: bool) -> np.ndarray:
+    """Rows clipped to the public bounds, mapped to the features and scaled into the ball."""
+    X = _add_bias(X) if add_bias else X
+    return _keep_missing(X, _fourier(np.clip(X, lower, upper), omega, phase, D) / divisor)
 
 
 class CMSModel:
@@ -136,12 +175,12 @@ class CMSModel:
     def _engine_kwargs(self) -> dict:
         return {"loss": self._loss}
 
-    def _design(self, X: np.ndarray, upper: np.ndarray, lower: np.ndarray, add_bias: bool,
-                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Return the scaled design (rows in the unit ball) and the per-column divisor."""
-        X = np.clip(X, lower, upper)
+    def _design(self, p: int, upper: np.ndarray, lower: np.ndarray, add_bias: bool,
+                rng: np.random.Generator):
+        """``(map, d, divisor)``: the public map of raw rows (a block of ``p`` columns) onto
+        ``d`` scaled columns in the unit ball, and the per-column divisor (module docstring).
+        The map is applied to the rows where they live (in memory or partition-wise)."""
         if add_bias:
-            X = _add_bias(X)
             upper = np.concatenate([[1.0], upper])
             lower = np.concatenate([[1.0], lower])
         scale1 = np.maximum(np.abs(lower), np.abs(upper))
@@ -149,8 +188,9 @@ class CMSModel:
             j = int(np.flatnonzero(scale1 == 0)[0]) - int(add_bias)
             raise ValueError(f"column {j} has lower and upper bound 0: it is constant zero and "
                              "cannot be scaled; drop it")
-        divisor = scale1 * np.sqrt(X.shape[1])
-        return X / divisor, divisor
+        divisor = scale1 * np.sqrt(p + int(add_bias))
+        return partial(_bounded_rows, lower=lower, upper=upper, divisor=divisor,
+                       add_bias=add_bias), p + int(add_bias), divisor
 
     def _features(self, X: np.ndarray, add_bias: bool) -> np.ndarray:
         return _add_bias(X) if add_bias else X
@@ -187,8 +227,8 @@ class CMSModel:
         """
         if accountant is not None:
             require_budget(accountant, self.eps)
-        X = as_float_matrix("X", X)
-        n, p = X.shape
+        rows = as_rows(X)        # in memory or on Dask; values are checked by the fit's scan
+        p = rows.d
         upper = as_bounds("upper_bounds", upper_bounds, p)
         lower = as_bounds("lower_bounds", lower_bounds, p)
         if (lower > upper).any():
@@ -197,25 +237,28 @@ class CMSModel:
                              f"{lower[j]} > upper {upper[j]}")
         if not isinstance(add_bias, (bool, np.bool_)):
             raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
-        y01 = as_01_labels(y, n)
-        w, A = self._weights(weights, weights_upper_bound, n)
+        y01 = as_01_labels(y, rows.n)
+        w, A = self._weights(weights, weights_upper_bound, rows.n)
         rng = check_random_state(random_state)
 
-        Xs, divisor = self._design(X, upper, lower, bool(add_bias), rng)
-        result = erm.fit(Xs, y01, lambda_=self.gamma / n, eps=self.eps,
-                         method=self.perturbation_method, data_norm=1.0, clip=True,
-                         weights=w, weights_bound=A if w is not None else None,
-                         random_state=rng, accountant=accountant, **self._engine_kwargs())
+        design, d, divisor = self._design(p, upper, lower, bool(add_bias), rng)
+        rows = as_rows(rows.X, y01, w, A if w is not None else None).mapped(design, d)
+        options = erm.check_options(lambda_=self.gamma / rows.n, eps=self.eps,
+                                    method=self.perturbation_method, data_norm=1.0,
+                                    clip=True, **self._engine_kwargs())
+        result = erm.fit_rows(rows, rng=rng, accountant=accountant, **options)
         # keep the release only: coefficients, public calibration, status (no solver report,
         # no objective value, no training predictions); assigned together once the fit worked
         self.coeff = result.coef / divisor
-        self.result_ = result.release()  # the release only: no solver report, no objective value
+        self.result_ = result.release()
         self.add_bias_ = bool(add_bias)
         self.n_features_in_ = p
         return self
 
     @staticmethod
     def _weights(weights, bound, n: int):
+        """DPpack's weights: non-negative, clipped to the public ``bound``; a Dask vector stays
+        lazy (one pass checks it; its length is checked with the rows)."""
         if weights is None:
             if bound is not None:
                 check_real("weights_upper_bound", bound, low=0.0, low_open=True)
@@ -225,19 +268,24 @@ class CMSModel:
                              "needs a public upper bound on every weight; pass "
                              "weights_upper_bound=<bound>")
         A = check_real("weights_upper_bound", bound, low=0.0, low_open=True)
-        if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
-            weights = weights.to_numpy()
-        w = np.asarray(weights)
+        if is_dask(weights):
+            w = weights.to_dask_array() if hasattr(weights, "to_dask_array") else weights
+        else:
+            if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
+                weights = weights.to_numpy()
+            w = np.asarray(weights)
         if (w.dtype == object or not np.issubdtype(w.dtype, np.number)
                 or np.issubdtype(w.dtype, np.complexfloating)):
             raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
         w = w.astype(np.float64)
-        if w.ndim != 1 or w.shape[0] != n:
+        if w.ndim != 1 or (not is_dask(w) and w.shape[0] != n):
             raise ValueError(f"weights must be a 1-D array of length {n} (one per row), got "
                              f"shape {w.shape}")
-        if not np.isfinite(w).all():
+        bad, negative = (int(c) for c in compute(np.count_nonzero(~np.isfinite(w)),
+                                                 np.count_nonzero(w < 0)))
+        if bad:
             raise ValueError("weights contains NaN or infinite values")
-        if (w < 0).any():
+        if negative:
             raise ValueError("weights must be non-negative")
         return np.minimum(w, A), A
 
@@ -249,13 +297,21 @@ class CMSModel:
         self._check_fitted()
         if not isinstance(add_bias, (bool, np.bool_)):
             raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
-        X = as_float_matrix("X", X)
+        lazy = is_dask(X)
+        if not lazy:
+            X = as_float_matrix("X", X)
+        elif X.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows x columns), got {X.ndim}-D")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on "
                              f"{self.n_features_in_}")
         if bool(add_bias) != self.add_bias_:
             raise ValueError(f"add_bias={bool(add_bias)} but the model was fitted with "
                              f"add_bias={self.add_bias_}; pass the same value to predict")
+        if lazy:  # partition-wise, lazily: a Dask vector of scores
+            from .backends.dask import map_row_blocks
+
+            return map_row_blocks(X, partial(_block_scores, model=self, add_bias=bool(add_bias)))
         return self._features(X, bool(add_bias)) @ self.coeff
 
     def __repr__(self) -> str:
@@ -414,23 +470,23 @@ class SVMDP(CMSModel):
         if X.shape[1] != self.omega.shape[0]:
             raise ValueError(f"X has {X.shape[1]} columns, the feature map expects "
                              f"{self.omega.shape[0]}")
-        return np.sqrt(2.0 / self.D) * np.cos(X @ self.omega + self.phase)
+        return _fourier(X, self.omega, self.phase, self.D)
 
-    def _design(self, X, upper, lower, add_bias, rng):
+    def _design(self, p, upper, lower, add_bias, rng):
         if self.kernel == "linear":
-            return super()._design(X, upper, lower, add_bias, rng)
-        p = X.shape[1]
+            return super()._design(p, upper, lower, add_bias, rng)
         if self.kernel_param is None:
             self.kernel_param = 1.0 / p  # DPpack's default, from the raw column count
-        X = np.clip(X, lower, upper)
         if add_bias:
-            X = _add_bias(X)
-        self.omega, self.phase = gaussian_fourier_features(X.shape[1], self.D, self.kernel_param,
-                                                           rng)
-        V = self.x_to_v(X)
+            upper = np.concatenate([[1.0], upper])
+            lower = np.concatenate([[1.0], lower])
+        self.omega, self.phase = gaussian_fourier_features(p + int(add_bias), self.D,
+                                                           self.kernel_param, rng)
         # public bounds +-sqrt(2/D) on every feature, D columns: divisor sqrt(2/D) * sqrt(D)
         divisor = np.full(self.D, np.sqrt(2.0 / self.D) * np.sqrt(self.D))
-        return V / divisor, divisor
+        return partial(_fourier_rows, lower=lower, upper=upper, omega=self.omega,
+                       phase=self.phase, D=self.D, divisor=divisor,
+                       add_bias=add_bias), self.D, divisor
 
     def _features(self, X, add_bias):
         X = _add_bias(X) if add_bias else X

@@ -71,9 +71,7 @@ class Scan:
         if self.too_large:
             from ._validation import magnitude_error
 
-            raise magnitude_error(what, self.max_abs)
-
-    max_abs: float = 0.0
+            raise magnitude_error(what)
 
 
 class RowSource(Protocol):
@@ -139,7 +137,7 @@ class ArrayRows:
         return Scan(n=self.n, d=self.d, n_over=n_over, max_norm=top,
                     max_weight=1.0 if self.w is None else float(self.w.max(initial=0.0)),
                     positives=0 if self.y is None else int((self.y > 0).sum()),
-                    too_large=too_large(max_abs), max_abs=max_abs)
+                    too_large=too_large(max_abs))
 
     def mapped(self, fn, d: int) -> "ArrayRows":
         out = self._with(fn(self.X))

@@ -60,11 +60,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from functools import partial
+
 from . import erm
 from ._validation import check_real
+from .backends import as_rows, compute, is_dask
 from .calibration import default_lambda, norm_bound
 from .mechanisms import check_random_state
-from .rows import ArrayRows
 
 __all__ = ["DPLogisticRegression"]
 
@@ -145,13 +147,19 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return hasattr(self, "coef_")
 
     def fit(self, X, y):
-        """Fit the private model on ``X`` (n, d) and binary labels ``y``; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        kind = type_of_target(y, input_name="y", raise_unknown=True)
-        if kind not in ("binary", "unknown") and np.unique(y).size > 2:
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is {kind}.")
+        """Fit the private model on ``X`` (n, d) and binary labels ``y``; returns ``self``.
+
+        ``X`` and ``y`` may be Dask collections: the fit then runs partition-wise on the
+        cluster (the same pipeline and the same bits as in memory)."""
+        if is_dask(X, y):
+            X, y = self._dask_data(X, y, reset=True)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            check_classification_targets(y)
+            kind = type_of_target(y, input_name="y", raise_unknown=True)
+            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+                raise ValueError(f"Only binary classification is supported. The type of the "
+                                 f"target is {kind}.")
         if self.method not in ("objective", "output"):
             raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
         for name in ("clip", "fit_intercept"):
@@ -161,18 +169,18 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
         private = eps > 0 and not np.isinf(eps)
         classes, y01 = _declared_classes(self.classes, y, learn=not private)
-        n = X.shape[0]
         k = int(self.fit_intercept)
-        design = np.concatenate([np.ones((n, 1)), X], axis=1) if k else X
+        rows = as_rows(X, y01)
+        if k:
+            rows = rows.mapped(_with_intercept, rows.d + 1)
         design_norm = norm_bound(B, bool(k))
         if self.lambda_ is None:
-            lam = default_lambda(n, eps, data_norm=design_norm)
+            lam = default_lambda(rows.n, eps, data_norm=design_norm)
         else:
             if not isinstance(self.lambda_, numbers.Real):
                 raise TypeError(f"lambda_ must be a positive number or None, got {self.lambda_!r}")
             lam = check_real("lambda_", self.lambda_, low=0.0, low_open=True)
         options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm)
-        rows = ArrayRows(design, y01)
         scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
         if not (scan.n_over and self.clip):
             scan.check_magnitude("X")
@@ -207,27 +215,59 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 state["random_state"] = None
         return state
 
+    def _dask_data(self, X, y=None, *, reset: bool):
+        """Dask inputs checked as :func:`~sklearn.utils.validation.validate_data` checks
+        in-memory ones (lazily: the values are checked by the fit's scan)."""
+        from .backends.dask import dask_matrix, dask_vector
+
+        names = [c for c in getattr(X, "columns", [])]
+        X = dask_matrix(X)
+        if reset:
+            self.n_features_in_ = int(X.shape[1])
+            if names and all(isinstance(c, str) for c in names):
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+        return X, (None if y is None else dask_vector("y", y))
+
     def decision_function(self, X) -> np.ndarray:
-        """Log-odds of ``classes_[1]``, shape (n,)."""
+        """Log-odds of ``classes_[1]``, shape (n,); a lazy Dask vector for Dask ``X``."""
         check_is_fitted(self)
+        if is_dask(X):
+            from .backends.dask import map_row_blocks
+
+            X, _ = self._dask_data(X, reset=False)
+            return map_row_blocks(X, partial(_log_odds, coef=self.coef_[0],
+                                             intercept=self.intercept_[0]))
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_[0] + self.intercept_[0]
+        return _log_odds(X, coef=self.coef_[0], intercept=self.intercept_[0])
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n, 2), columns in the order of ``classes_``."""
         z = self.decision_function(X)
         p1 = 0.5 * (1.0 + np.tanh(0.5 * z))  # logistic function without overflow
-        return np.column_stack([1.0 - p1, p1])
+        return np.stack([1.0 - p1, p1], axis=1)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed stably."""
         z = self.decision_function(X)
-        return np.column_stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)])
+        return np.stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)], axis=1)
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the log-odds are positive)."""
         z = self.decision_function(X)  # checks fitted state first
-        return self.classes_[(z > 0).astype(int)]
+        return np.where(z > 0, self.classes_[1], self.classes_[0])
+
+
+def _with_intercept(X: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+
+
+def _log_odds(X: np.ndarray, *, coef: np.ndarray, intercept: float) -> np.ndarray:
+    return X @ coef + intercept
 
 
 def _declared_classes(classes, y: np.ndarray, *, learn: bool):
@@ -239,12 +279,16 @@ def _declared_classes(classes, y: np.ndarray, *, learn: bool):
             raise ValueError(f"classes must list two distinct labels [negative, positive], got "
                              f"{classes!r}")
         declared = np.asarray(classes)
-        inside = np.isin(y, declared)
-        if not inside.all():
+        (inside,) = compute(np.isin(y, declared).all())      # one pass over a Dask vector
+        if not inside:
             raise ValueError(f"y holds labels outside classes={list(declared)}; declare every "
                              "label (or map the others first)")
         return declared, (y == declared[1]).astype(np.float64)
-    values = np.unique(y)
+    values = np.asarray(np.unique(y))                      # computed for a Dask vector
+    if is_dask(y) and values.dtype.kind == "f" and not np.all(values == np.round(values)):
+        raise ValueError("Unknown label type: continuous. Maybe you are trying to fit a "
+                         "classifier, which expects discrete classes on a regression target "
+                         "with continuous values.")
     if learn:
         if values.size != 2:
             raise ValueError(f"Only binary classification is supported: y needs exactly 2 "

@@ -17,10 +17,12 @@ import numpy as np
 
 import pandas as pd
 
-from ._validation import as_float_matrix, check_real
+from ._validation import check_real
 from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism
 from .results import TuningRecord
+from .backends import as_rows, compute, is_dask
+from .scoring import outputs
 from .models import CMSModel, as_01_labels, as_bounds
 
 __all__ = ["tune_classification_model", "dplr_tune", "TuningRecord", "dppack_split"]
@@ -155,14 +157,19 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
         require_budget(accountant, eps)
 
     # every argument is checked here, before the accountant is charged and before any fit
-    Xa = as_float_matrix("X", X)
-    n, p = Xa.shape
-    ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) else np.asarray(y)
-    if ya.ndim == 2 and 1 in ya.shape:
-        ya = ya.reshape(-1)
-    if ya.ndim != 1 or ya.shape[0] != n:
-        raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
-                         f"{np.shape(y)}")
+    source = as_rows(X)          # in memory or on Dask (then every fit runs partition-wise)
+    source.scan()                # finite values, before any charge
+    Xa, (n, p) = source.X, (source.n, source.d)
+    if is_dask(y):
+        ya = y
+    else:
+        ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) \
+            else np.asarray(y)
+        if ya.ndim == 2 and 1 in ya.shape:
+            ya = ya.reshape(-1)
+        if ya.ndim != 1 or ya.shape[0] != n:
+            raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
+                             f"{np.shape(y)}")
     ya = as_01_labels(ya, n)
     upper = as_bounds("upper_bounds", upper_bounds, p)
     lower = as_bounds("lower_bounds", lower_bounds, p)
@@ -172,8 +179,8 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
                          f"{lower[j]} > upper {upper[j]}")
     if not isinstance(add_bias, (bool, np.bool_)):
         raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
-    wa = None
-    if weights is not None:
+    wa = weights
+    if weights is not None and not is_dask(weights):
         wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
         if wa.ndim != 1 or wa.shape[0] != n:
             raise ValueError(f"weights must be a 1-D array of length {n}, got shape {np.shape(weights)}")
@@ -194,7 +201,8 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
         cand.fit(Xa[rows], ya[rows], upper, lower, add_bias=bool(add_bias),
                  weights=None if wa is None else wa[rows],
                  weights_upper_bound=weights_upper_bound, random_state=rng)
-        errors[j] = np.count_nonzero(cand.predict(Xa[valid], add_bias=bool(add_bias)) != y_valid)
+        errors[j] = compute(np.count_nonzero(cand.predict(Xa[valid], add_bias=bool(add_bias))
+                                             != y_valid))[0]
         fitted.append(cand)
     chosen = exponential_mechanism(-errors, eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
@@ -293,40 +301,70 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
             raise ValueError("compat='PrivateLR' fits are not private; an accountant cannot be "
                              "charged for them")
         require_budget(accountant, eps)
-    if not isinstance(data, (pd.DataFrame, dict)):
-        raise TypeError(f"data must be a pandas DataFrame or a dict of columns, got "
-                        f"{type(data).__name__}")
-    frame = as_frame(data).reset_index(drop=True)
     private = eps > 0 and not np.isinf(eps)
+    m = len(lambdas)
+    text = formula_text(formula)
     # the structure (levels, response coding, columns) is fixed ONCE for every candidate and
     # the validation group: from declarations in a private fit, so a level seen only in one
     # group changes nothing
-    spec = make_spec(formula_text(formula), frame, levels=levels,
-                     learn=not private or compat is not None, why="private tuning (eps > 0)")
-    m = len(lambdas)
-    train, valid = dppack_split(len(frame), m)
+    if is_dask(data):
+        from .backends.dask import as_dask_frame, partition_sum, position_groups, schema_of
+
+        frame = as_dask_frame(data)
+        spec = make_spec(text, schema_of(frame), levels=levels, learn=False,
+                         why="private tuning (eps > 0) on Dask data", hint=" (on Dask data "
+                         "levels are never learned from the rows, even at eps=0)")
+        groups, n = position_groups(frame, m + 1)
+        train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
+        sizes = tuple(len(g) for g in train + [valid])
+
+        def over_validation(fn, *args):
+            return partition_sum(groups[m], fn, *args)
+    else:
+        if not isinstance(data, (pd.DataFrame, dict)):
+            raise TypeError(f"data must be a pandas or Dask DataFrame or a dict of columns, "
+                            f"got {type(data).__name__}")
+        frame = as_frame(data).reset_index(drop=True)
+        spec = make_spec(text, frame, levels=levels, learn=not private or compat is not None,
+                         why="private tuning (eps > 0)")
+        train, valid = dppack_split(len(frame), m)
+        groups = [frame.iloc[g].reset_index(drop=True) for g in train + [valid]]
+        sizes = tuple(len(g) for g in groups)
+
+        def over_validation(fn, *args):
+            return fn(groups[m], *args)
     rng = check_random_state(random_state)
+    over_validation(_validation_errors, spec, ())   # the validation rows are valid: before any spend
 
-    valid_frame = frame.iloc[valid].reset_index(drop=True)
-    vrows = spec.rows(valid_frame, raw=True, what="the validation group")
-
-    observed_hi = vrows.y == 1.0
     if accountant is not None:  # charged before any candidate is fitted; not refunded
         accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
                          "(disjoint groups + exponential mechanism)")
     fits = []
-    errors = np.empty(m)
-    for j, (lam, rows) in enumerate(zip(lambdas, train)):
-        fit = fit_frame(spec, frame.iloc[rows].reset_index(drop=True),
-                        call=f"dplr_tune candidate {j + 1}", lambda_=lam, eps=eps,
-                        verbose=verbose, rp_dim=rp_dim, threshold="fixed", do_scale=False, op=op,
-                        data_norm=data_norm, clip=clip, compat=compat, rng=rng, stacklevel=3)
-        p = fit.predict(valid_frame)[vrows.complete]
-        ok = ~np.isnan(p)
-        errors[j] = np.count_nonzero((p[ok] > fit.p_tr) != observed_hi[ok])
-        fits.append(fit)
+    for j, lam in enumerate(lambdas):   # a loop, not a comprehension: warnings name the caller
+        fits.append(fit_frame(spec, groups[j], call=f"dplr_tune candidate {j + 1}",
+                              lambda_=lam, eps=eps, verbose=verbose, rp_dim=rp_dim,
+                              threshold="fixed", do_scale=False, op=op, data_norm=data_norm,
+                              clip=clip, compat=compat, rng=rng, stacklevel=3))
+    errors = over_validation(_validation_errors, spec,
+                             tuple((fit.spec, fit.coef, fit.p_tr) for fit in fits))
     chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
     del errors  # not private: never stored or returned
     return dataclasses.replace(fits[chosen], tuning=TuningRecord(
         candidates=lambdas, chosen=chosen, eps=eps,
-        group_sizes=tuple(len(g) for g in train) + (len(valid),)))
+        group_sizes=sizes))
+
+
+def _validation_errors(part, spec, models) -> np.ndarray:
+    """The errors of each model ``(spec, coef, p_tr)`` on validation rows ``part``: a row
+    counts when its 0/1 response (under the shared ``spec``) differs from ``p > p_tr``; rows
+    with a missing value count for no model. Run on the whole group in memory, and partition
+    by partition (then summed) on Dask."""
+    observed = spec.rows(part, raw=True, what="the validation group")
+    hi = observed.y == 1.0
+    out = np.zeros(len(models))
+    for j, (mspec, coef, p_tr) in enumerate(models):
+        X, complete = mspec.transform(part, what="the validation group")
+        p = outputs(X, complete, coef, p_tr, mspec.labels, "probabilities")[observed.complete]
+        ok = ~np.isnan(p)
+        out[j] = np.count_nonzero((p[ok] > p_tr) != hi[ok])
+    return out

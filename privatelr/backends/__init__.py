@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..rows import ArrayRows, FrameRows, array_frame_rows, is_dask
 
-__all__ = ["as_rows", "frame_rows", "is_dask"]
+__all__ = ["as_rows", "frame_rows", "is_dask", "compute"]
 
 
 def as_rows(X, y=None, weights=None, weights_bound: float | None = None):
@@ -32,3 +32,13 @@ def frame_rows(spec, data, *, weights: str | None = None,
 
         return design_rows(spec, data, weights=weights, weights_bound=weights_bound)
     return array_frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
+
+
+def compute(*values) -> tuple:
+    """The values as concrete numbers: Dask ones computed together (one pass), others as they
+    are."""
+    if is_dask(*values):
+        from .dask import compute_all
+
+        return compute_all(*values)
+    return values

@@ -43,7 +43,9 @@ from ..rows import FrameRows, Scan, is_dask
 from ..scoring import outputs
 from ..losses import Loss
 
-__all__ = ["DaskRows", "DaskERMObjective", "design_rows", "predict_frame"]
+__all__ = ["DaskRows", "DaskERMObjective", "design_rows", "predict_frame", "schema_of",
+           "as_dask_frame", "with_labels", "position_groups", "partition_sum",
+           "map_row_blocks", "compute_all", "dask_matrix", "dask_vector"]
 
 _SPLIT_EVERY = 8
 _UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
@@ -56,6 +58,12 @@ def _import_dask():
     except ImportError as exc:  # pragma: no cover - only without the extra
         raise ImportError("Dask data needs dask: pip install 'privatelr[dask]'") from exc
     return dask, da
+
+
+def compute_all(*values) -> tuple:
+    """``dask.compute`` of the values (Dask collections computed in one pass)."""
+    dask, _ = _import_dask()
+    return dask.compute(*values)
 
 
 def _persist(*arrays):
@@ -280,8 +288,11 @@ def _dplr_block(part, spec, data_norm, weights_col=None):
     return np.column_stack(cols) if X.shape[0] else np.zeros((0, width)), stats
 
 
-def _as_dask_matrix(X, da):
-    """A float64 Dask array chunked by rows only (dask DataFrames are converted)."""
+def dask_matrix(X, da=None):
+    """A float64 Dask array chunked by rows only (Dask DataFrames are converted), with the
+    in-memory checks of :func:`~privatelr._validation.as_float_matrix` that need no pass."""
+    if da is None:
+        _, da = _import_dask()
     if is_dask(X) and hasattr(X, "to_dask_array"):  # dask DataFrame / Series
         X = X.to_dask_array()  # row counts are taken after persisting (no extra read)
     if not isinstance(X, da.Array):
@@ -299,6 +310,19 @@ def _as_dask_matrix(X, da):
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     return X.astype(np.float64)
+
+
+def dask_vector(name: str, v):
+    """A 1-D Dask array from a Dask Series or array (a one-column array is flattened)."""
+    _, da = _import_dask()
+    v = _lazy_vector(v)
+    if not isinstance(v, da.Array):
+        raise TypeError(f"{name} must be a Dask array or Series here, got {type(v).__name__}")
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got {v.ndim}-D")
+    return v
 
 
 def _lazy_vector(v):
@@ -427,7 +451,7 @@ class DaskRows:
             _, self.weights_bound = as_weights("weights", np.zeros(1), 1, "weights_bound",
                                                weights_bound)
         y, weights = _lazy_vector(y), _lazy_vector(weights)
-        X = _as_dask_matrix(X, da)
+        X = dask_matrix(X, da)
         lazy = [a for a in (X, y, weights) if isinstance(a, da.Array)]
         done = dict(zip(map(id, lazy), _persist(*lazy)))
         X, y, weights = (done.get(id(a), a) for a in (X, y, weights))
@@ -488,8 +512,7 @@ class DaskRows:
             max_weight = hi
         return Scan(n=self.n, d=self.d, n_over=int(st[:, 6].sum()),
                     max_norm=float(st[:, 5].max()), max_weight=max_weight,
-                    positives=int(st[:, 11].sum()), too_large=too_large(max_abs),
-                    max_abs=max_abs)
+                    positives=int(st[:, 11].sum()), too_large=too_large(max_abs))
 
     def mapped(self, fn, d: int) -> "DaskRows":
         return self._with(self.X.map_blocks(fn, dtype=float, chunks=(self.X.chunks[0], (d,))))
@@ -560,6 +583,108 @@ def design_rows(spec, data, *, weights: str | None = None,
     w = design[:, 1 + d_raw] if weights is not None else None
     rows = DaskRows(X, design[:, 0], w, weights_bound if weights is not None else None)
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
+
+
+def as_dask_frame(data, what: str = "data"):
+    """A Dask DataFrame with string column names, for :func:`privatelr.dplr`'s input forms: a
+    Dask DataFrame as it is, a 2-D Dask array with columns ``X1, X2, ...`` (the names a NumPy
+    matrix gets in memory)."""
+    import dask.dataframe as dd
+
+    _, da = _import_dask()
+    if isinstance(data, da.Array):
+        if data.ndim != 2:
+            raise ValueError(f"{what} must be a 2-D Dask array, got {data.ndim}-D")
+        return dd.from_dask_array(data, columns=[f"X{j + 1}" for j in range(data.shape[1])])
+    if not (hasattr(data, "to_delayed") and hasattr(data, "columns")):
+        raise TypeError(f"{what} must be a Dask DataFrame or 2-D Dask array, got "
+                        f"{type(data).__name__}")
+    names = [str(c) for c in data.columns]
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise ValueError(f"{what} has duplicate column names {dup}; rename them")
+    if list(data.columns) != names:
+        data = data.rename(columns=dict(zip(data.columns, names)))
+    return data
+
+
+def with_labels(covariates, labels, name: str):
+    """``covariates`` (Dask DataFrame or 2-D array) with the label vector ``labels`` (a Dask
+    Series or 1-D array with the same partitions) as the column ``name``."""
+    import dask.dataframe as dd
+
+    _, da = _import_dask()
+    frame = as_dask_frame(covariates, "data (the covariates)")
+    if name in frame.columns:
+        raise ValueError(f"data already has a column named {name!r}; rename it")
+    if isinstance(labels, da.Array):
+        if labels.ndim != 1:
+            raise ValueError(f"the label vector must be 1-D, got {labels.ndim}-D")
+        labels = dd.from_dask_array(labels, columns=name)
+        if frame.npartitions != labels.npartitions:
+            raise ValueError("the label vector and data have different partitions; give the "
+                             "labels the chunks of the covariates' rows")
+        labels = labels.clear_divisions()
+        frame = frame.clear_divisions()
+        return dd.map_partitions(_joined, frame, labels, name, align_dataframes=False)
+    if not hasattr(labels, "map_partitions"):
+        raise TypeError(f"with Dask covariates the labels must be a Dask Series or array, got "
+                        f"{type(labels).__name__}")
+    if frame.npartitions != labels.npartitions:
+        raise ValueError("the label vector and data have different partitions; take both from "
+                         "one Dask DataFrame (ddf['y'], ddf[covariates])")
+    return dd.map_partitions(_joined, frame.clear_divisions(), labels.clear_divisions(), name,
+                             align_dataframes=False)
+
+
+def _joined(part, labels, name):
+    if len(part) != len(labels):
+        raise ValueError(f"a partition has {len(part)} covariate rows but {len(labels)} labels; "
+                         "the label vector and data must have the same rows")
+    out = part.copy()
+    out[name] = labels.to_numpy() if not hasattr(labels.dtype, "categories") else labels.values
+    return out
+
+
+def position_groups(data, k: int):
+    """``(groups, n)``: the rows of a Dask DataFrame split by global position ``i`` into group
+    ``i mod k`` (:func:`privatelr.tuning.dppack_split`'s rule, positions only), each group a
+    lazy Dask DataFrame; the frame is persisted once and ``n`` counted exactly."""
+    import dask.dataframe as dd
+
+    dask, _ = _import_dask()
+    (data,) = dask.persist(data)
+    parts = data.to_delayed()
+    lengths = np.array(dask.compute(*[dask.delayed(len)(p) for p in parts]), dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    groups = [dd.from_delayed([dask.delayed(_every)(p, int(o), j, k)
+                               for p, o in zip(parts, offsets)], meta=data._meta,
+                              verify_meta=False) for j in range(k)]
+    return groups, int(lengths.sum())
+
+
+def _every(part, offset: int, j: int, k: int):
+    return part[(offset + np.arange(len(part))) % k == j]
+
+
+def partition_sum(data, fn, *args) -> np.ndarray:
+    """``sum over partitions of fn(partition, *args)`` (arrays of one shape), computed on the
+    workers; ``fn`` sees each partition as a pandas DataFrame with a fresh 0-based index."""
+    dask, _ = _import_dask()
+    out = dask.compute(*[dask.delayed(_reindexed)(p, fn, *args) for p in data.to_delayed()])
+    return np.sum(np.asarray(out, dtype=float), axis=0)
+
+
+def _reindexed(part, fn, *args):
+    return np.asarray(fn(part.reset_index(drop=True), *args), dtype=float)
+
+
+def map_row_blocks(X, fn):
+    """A lazy Dask vector: ``fn`` (a block of rows -> one number per row) applied to every
+    row block of the Dask array or DataFrame ``X`` (numbers, checked as for a fit)."""
+    _, da = _import_dask()
+    X = dask_matrix(X, da)
+    return X.map_blocks(fn, drop_axis=1, dtype=float)
 
 
 def schema_of(data):

@@ -22,13 +22,13 @@ def _bands(N=200, seed=0):
 
 def _engine_results(monkeypatch):
     """Collect the engine's full ERMResults (the models keep only a FitRelease)."""
-    seen, original = [], erm.fit
+    seen, original = [], erm.fit_rows
 
     def spy(*args, **kwargs):
         seen.append(original(*args, **kwargs))
         return seen[-1]
 
-    monkeypatch.setattr(erm, "fit", spy)
+    monkeypatch.setattr(erm, "fit_rows", spy)
     return seen
 
 
