@@ -88,6 +88,10 @@ _OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns i
 
 
 def _describe(obj) -> str:
+    if is_dask(obj):
+        kind = "Dask DataFrame" if hasattr(obj, "columns") else f"Dask {type(obj).__name__}"
+        width = f", {len(obj.columns)} columns" if hasattr(obj, "columns") else ""
+        return f"<{kind}{width}>"
     if isinstance(obj, str):
         return repr(obj)
     if isinstance(obj, pd.DataFrame):
@@ -345,9 +349,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     if is_dask(frame):
         from .backends.dask import schema_of
 
-        spec = make_spec(text, schema_of(frame), levels=levels, learn=False,
-                         why=f"{why} on Dask data", hint=" (on Dask data levels are never "
-                         "learned from the rows, even at eps=0)")
+        spec = make_spec(text, schema_of(frame), levels=levels, learn=False, why=why,
+                         hint="" if private else " (on Dask data levels are never learned "
+                         "from the rows, even at eps=0)")
     else:
         frame = as_frame(frame)
         if len(frame) == 0:

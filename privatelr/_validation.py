@@ -332,14 +332,20 @@ def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
-    values = set(np.unique(arr).tolist())
-    if values <= {0.0, 1.0}:
+    values = np.unique(arr)
+    if set(values.tolist()) <= {0.0, 1.0}:
         return np.where(arr == 1.0, 1.0, -1.0)
-    if values <= {-1.0, 1.0}:
+    if set(values.tolist()) <= {-1.0, 1.0}:
         return arr
-    shown = sorted(values)[:5]
-    raise ValueError(f"{name} must be two-valued: 0/1, bool or -1/+1; got values {shown}"
-                     f"{' ...' if len(values) > 5 else ''}")
+    raise not_two_valued(name, values)
+
+
+def not_two_valued(name: str, values: np.ndarray) -> ValueError:
+    """The one error for labels that are not 0/1, bool or -1/+1 (``values``: their sorted
+    distinct values; at most five are shown)."""
+    shown = values[:5].tolist()
+    return ValueError(f"{name} must be two-valued: 0/1, bool or -1/+1; got values {shown}"
+                      f"{' ...' if values.size > 5 else ''}")
 
 
 def weights_out_of_bound(name: str, bound_name: str, bound: float) -> str:

@@ -1083,7 +1083,7 @@ def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str =
                    maxiter=maxiter)
     status = "ok" if rep.convergence == 0 else "nonconvergence"
     return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
-                      message=rep.message + " (Dask)", iterations=rep.iterations, epochs=0,
+                      message=rep.message, iterations=rep.iterations, epochs=0,
                       passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm,
                       columns=columns, solver="newton", lambda_=lam, n=n, k=k,
                       eps=None if release is None else release.eps,

@@ -312,8 +312,8 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
 
         frame = as_dask_frame(data)
         spec = make_spec(text, schema_of(frame), levels=levels, learn=False,
-                         why="private tuning (eps > 0) on Dask data", hint=" (on Dask data "
-                         "levels are never learned from the rows, even at eps=0)")
+                         why="private tuning (eps > 0)", hint="" if private else " (on Dask "
+                         "data levels are never learned from the rows, even at eps=0)")
         groups, n = position_groups(frame, m + 1)
         train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
         sizes = tuple(len(g) for g in train + [valid])

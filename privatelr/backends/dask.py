@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (as_weights, clip_rows, label_vector, row_norms, too_large,
-                           weights_out_of_bound)
+from .._validation import (as_weights, clip_rows, label_vector, not_two_valued, row_norms,
+                           too_large, weights_out_of_bound)
 from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
 from ..rows import FrameRows, Scan, is_dask
 from ..scoring import outputs
@@ -395,12 +395,6 @@ def _scan_block(Xb, yb, wb, bound, start):
     return out[None, :]
 
 
-def _bad_labels(yb):
-    """Up to five distinct label values of a partition that are not 0, 1 or -1."""
-    y = yb.reshape(-1).astype(np.float64)
-    return np.unique(y[(y != 0) & (y != 1) & (y != -1)])[:5]
-
-
 def _clip_block(Xb, bound, start):
     if start == 0:
         return clip_rows(Xb, bound)[0]
@@ -497,10 +491,7 @@ class DaskRows:
         if int(st[:, 2].sum()):
             raise ValueError("y contains NaN or infinite values")
         if int(st[:, 3].sum()) and int(st[:, 4].sum()):
-            shown = sorted(set(np.concatenate(dask.compute(
-                *[dask.delayed(_bad_labels)(b) for b in yb])).tolist()))
-            raise ValueError(f"y must be two-valued: 0/1, bool or -1/+1; got values outside it "
-                             f"such as {shown[:5]}")
+            raise not_two_valued("y", np.asarray(da.unique(self.y.astype(np.float64)).compute()))
         max_weight = 1.0
         if self.w is not None:
             if int(st[:, 9].sum()):

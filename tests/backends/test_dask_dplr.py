@@ -98,8 +98,10 @@ def test_projection_clip_missing_and_multiclass(client):
 def test_levels_must_be_declared(client):
     df = _frame()
     ddf = dd.from_pandas(df, npartitions=PARTS)
-    with pytest.raises(ValueError, match=r"'cyl'.*levels=\{'cyl'.*never learned"):
+    with pytest.raises(ValueError, match=r"'cyl'.*levels=\{'cyl'"):
         dplr("y ~ a + factor(cyl)", ddf, eps=1.0)
+    with pytest.raises(ValueError, match=r"'cyl'.*levels=\{'cyl'.*never learned.*even at eps=0"):
+        dplr("y ~ a + factor(cyl)", ddf, eps=0)
     # a string column: Dask gives it a string dtype without categories
     ds = dd.from_pandas(df.assign(g=df.g.astype(str)), npartitions=PARTS)
     with pytest.raises(ValueError, match="'g'.*levels"):
@@ -152,4 +154,17 @@ def test_empty_partition(client):
     dsk = dplr("y ~ a + g", ddf, eps=1.0, random_state=0, data_norm=B)
     mem = dplr("y ~ a + g", df.iloc[N // PARTS:], eps=1.0, random_state=0, data_norm=B)
     assert dsk.n == N - N // PARTS
+    _same(dsk, mem)
+
+
+def test_label_vector_and_covariates_must_share_partitions(client):
+    df = _frame(seed=4)
+    X = dd.from_pandas(df[["a", "b"]], npartitions=PARTS)
+    y = dd.from_pandas(df.y, npartitions=PARTS // 2)
+    with pytest.raises(ValueError, match="different partitions"):
+        dplr(y, X, eps=1.0, data_norm=B)
+    # from one Dask DataFrame: the same fit as in memory
+    ddf = dd.from_pandas(df, npartitions=PARTS)
+    dsk = dplr(ddf.y, ddf[["a", "b"]], eps=1.0, random_state=1, data_norm=B)
+    mem = dplr(df.y, df[["a", "b"]], eps=1.0, random_state=1, data_norm=B)
     _same(dsk, mem)
