@@ -214,7 +214,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         response is then named ``dplr.class``.
     data : DataFrame, dict of columns or 2-D array, optional
         The data for a formula, or the covariates for a label vector. Unnamed array columns are
-        called ``X1, X2, ...``.
+        called ``X1, X2, ...``. Every form accepts Dask collections in place of the pandas/NumPy
+        ones (a Dask DataFrame, a 2-D Dask array, a Dask Series or 1-D array of labels with the
+        covariates' partitions): the fit then runs partition-wise and gives the in-memory
+        coefficients to rounding.
     target : str or int, optional
         Response column of a DataFrame/matrix ``object`` (name or 0-based position; default the
         last column, R's ``ncol(object)``).
@@ -259,8 +262,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         Declared factor levels ``{column: [level, ...]}`` (the first is the reference) for
         columns whose dtype does not declare them (a pandas Categorical does). A private fit
         never learns levels from the rows: an undeclared factor is an error naming the fix.
-        On a Dask DataFrame levels are always declared (the fit is partition-wise and
-        ``predict`` returns a lazy Dask Series).
+        On Dask data levels are always declared, even at ``eps=0`` (learning them would need
+        a pass over every row before the design exists); ``predict`` on Dask data returns a
+        lazy Dask Series.
     bounds : privatelr.PublicBounds or dict, optional
         Public per-column bounds (:func:`privatelr.public_bounds`): a public rescaling of the
         bounded columns (kept in the model and applied by ``predict``), their declared levels,

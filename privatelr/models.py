@@ -3,7 +3,10 @@ r"""DPpack-style model objects: :class:`LogisticRegressionDP` and :class:`SVMDP`
 These mirror the R6 classes of R's DPpack (Giddens et al.) in Python: build the object with the
 privacy level and the regularisation constant, then ``fit(X, y, upper_bounds, lower_bounds)``
 with **public** bounds on every column, then ``predict``. Every fit runs the one engine,
-:func:`privatelr.erm.fit`; this module only maps DPpack's conventions onto it.
+:func:`privatelr.erm.fit_rows`; this module only maps DPpack's conventions onto it. ``X``, ``y``
+and ``weights`` may be Dask collections: the public map (bounds, bias, random features) is then
+applied partition by partition and the fit runs on the cluster, with the same noise and the same
+coefficients (to rounding) as in memory; ``predict`` on Dask data returns a lazy Dask array.
 
 Conventions (DPpack's, kept here)
 ---------------------------------

@@ -6,7 +6,9 @@ this module or scikit-learn.
 :class:`DPLogisticRegression` follows scikit-learn's estimator contract (``get_params`` /
 ``set_params``, ``fit``, ``predict``, ``predict_proba``, ``decision_function``, ``classes_``,
 ``coef_``, ``intercept_``) and works in a :class:`~sklearn.pipeline.Pipeline`. Every fit is one
-call of the engine :func:`privatelr.erm.fit`.
+run of the engine :func:`privatelr.erm.fit_rows`. ``X`` and ``y`` may be Dask collections: the
+fit then runs partition-wise on the cluster (same noise, same coefficients to rounding), and
+``predict``, ``predict_proba`` and ``decision_function`` return lazy Dask arrays.
 
 Privacy contract
 ----------------

@@ -244,8 +244,10 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     ----------
     formula : str or formulaic.Formula
         R formula with a response, e.g. ``"am ~ mpg + wt"``.
-    data : pandas.DataFrame or dict of columns
-        The data, rows in random order.
+    data : pandas.DataFrame, dict of columns or Dask DataFrame
+        The data, rows in random order. A Dask DataFrame is split by global row position
+        partition-wise (the same groups as in memory) and every candidate is fitted on the
+        cluster.
     lambdas : sequence of float
         Candidate regularisers λ > 0 (each one is a separate fit on its own group).
     eps : float
