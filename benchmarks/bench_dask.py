@@ -130,15 +130,10 @@ def run_dask(files: list[str]) -> dict:
     X, y = arr[:, :D], arr[:, D]
     res = erm.fit(X, y, lambda_=LAMBDA, eps=EPS, random_state=SEED)
     t1 = time.perf_counter()
-    from privatelr.distributed import DaskERMObjective, _aux_block
+    from privatelr.backends.dask import DaskRows
     from privatelr.losses import LogisticLoss
 
-    X = X.persist()
-    X.compute_chunk_sizes()
-    yy = y.persist()
-    yy.compute_chunk_sizes()
-    aux = yy.map_blocks(_aux_block, dtype=float, new_axis=1, chunks=(X.chunks[0], (1,))).persist()
-    obj = DaskERMObjective(X, aux, LogisticLoss(), LAMBDA)
+    obj = DaskRows(X, y).objective(LogisticLoss(), LAMBDA)   # the fit's objective, one pass each
     one = _pass_time(lambda i: obj.evaluate(res.coef * (1 + 1e-3 * i), True))
     after = _rss_mb()
     workers = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)

@@ -40,6 +40,15 @@ Only the coefficients are ε-differentially private. The diagnostics (``model.di
 training C-index, solver report, counts of rows outside the bound) are computed from the rows
 without noise and are kept apart from the release.
 
+Missing values and the neighbour relation
+-----------------------------------------
+Rows with a missing value in a model variable are dropped (R's ``na.omit``), with a warning and
+``n_dropped`` in the result and its summary. The guarantee then holds over the **complete
+cases**: neighbouring data sets are two sets of complete rows of the same size ``n`` that
+differ in one row, and ``n`` — the number of complete rows — is disclosed (it is part of the
+calibration and of the result). Whether a record is complete is therefore treated as public;
+where missingness itself is sensitive, impute with public values before the fit.
+
 Random projection
 -----------------
 ``rp_dim != 0`` multiplies the covariates (not the intercept) by an Achlioptas matrix drawn from

@@ -617,8 +617,8 @@ def _add_model_parsers(sub) -> None:
         description=(
             "Fit differentially private logistic regression (privatelr.dplr) to a table and "
             "save the model (privatelr.load_model reads it). DATA is CSV ('-' = stdin) or "
-            "Parquet (.parquet/.pq, needs pyarrow); string columns become factors. Prints the "
-            "summary. Only the coefficients are private (see the summary's notes)."),
+            "Parquet (.parquet/.pq, needs pyarrow); string columns are factors, whose levels a "
+            "private fit needs declared (--levels). Prints the summary. Only the coefficients are private (see the summary's notes)."),
         epilog='example: privatelr fit cars.csv --formula "am ~ mpg + factor(cyl)" --eps 1 '
                "--data-norm 40 --clip --seed 1 --out model.json")
     fit.add_argument("data", metavar="DATA", help="CSV or Parquet file")
@@ -627,7 +627,8 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--eps", type=float, default=1.0, help="privacy level (default 1; 0 = "
                      "non-private)")
     fit.add_argument("--lambda", dest="lambda_", type=float, default=None,
-                     help="regulariser (default: R's rule 1/(4n(exp(eps/20) - 1)))")
+                     help="regulariser (default: the package's rule, privacy penalty "
+                     "eps/10 for the design's norm bound; R's rule with --compat)")
     fit.add_argument("--output-perturbation", action="store_true",
                      help="output perturbation instead of objective perturbation")
     fit.add_argument("--threshold", choices=["fixed", "youden", "topleft"], default="fixed",
