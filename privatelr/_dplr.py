@@ -68,7 +68,7 @@ import pandas as pd
 from scipy.special import expit
 
 from . import erm
-from ._validation import check_int, check_real
+from ._validation import check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
@@ -322,8 +322,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     if not isinstance(threshold, str) or threshold not in _THRESHOLDS:
         raise ValueError(f"threshold must be one of {_THRESHOLDS}, got {threshold!r}")
     for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
+        check_bool(name, flag)
     if data_norm is not None:
         data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     compat = check_compat(compat, 1.0 if data_norm is None else data_norm)

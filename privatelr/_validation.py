@@ -44,6 +44,14 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     return v
 
 
+def check_bool(name: str, value) -> bool:
+    """A True/False argument (NumPy bools accepted) as a Python bool; anything else (0, 1,
+    "yes", None) is a ``TypeError`` naming the argument."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_int(name: str, value, *, low: int | None = None) -> int:
     """Return ``value`` as an int (integral floats accepted) at least ``low``."""
     if isinstance(value, (bool, np.bool_)):

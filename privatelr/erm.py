@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_gradient_scale, check_real
+from ._validation import check_bool, check_gradient_scale, check_real
 from .accountant import require_budget
 from .backends import as_rows
 from .calibration import METHODS, Calibration, calibrate
@@ -151,8 +151,7 @@ def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, d
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     for name, flag in (("clip", clip), ("allow_nonconverged", allow_nonconverged)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
+        check_bool(name, flag)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
     if not isinstance(small_eps, str) or small_eps not in ("adjust", "error"):

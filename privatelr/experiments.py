@@ -35,7 +35,7 @@ import pandas as pd
 
 from . import erm
 from .calibration import norm_bound
-from ._validation import as_float_matrix, check_int, check_real
+from ._validation import as_float_matrix, check_bool, check_int, check_real
 from .mechanisms import check_random_state
 from .report.roc import c_index
 
@@ -228,8 +228,7 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
         n_jobs = os.cpu_count() or 1
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1 or -1 (all CPUs), got {n_jobs}")
-    if not isinstance(clip, (bool, np.bool_)):
-        raise TypeError(f"clip must be True or False, got {clip!r}")
+    check_bool("clip", clip)
     n = X.shape[0]
     if n < folds:
         raise ValueError(f"need at least folds = {folds} rows, got {n}")

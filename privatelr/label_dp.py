@@ -68,7 +68,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit
 
-from ._validation import FLOAT_MAX, as_float_matrix, check_int, check_real
+from ._validation import FLOAT_MAX, as_float_matrix, check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import as_rows, frame_rows, is_dask
 from .calibration import label_sensitivity
@@ -182,9 +182,7 @@ class NoisyDotProduct:
         weighted = self.weighted
         if weighted is None:
             weighted = A != 1.0
-        elif not isinstance(weighted, (bool, np.bool_)):
-            raise TypeError(f"weighted must be True or False, got {weighted!r}")
-        weighted = bool(weighted)
+        weighted = check_bool("weighted", weighted)
         if not weighted and A != 1.0:
             raise ValueError(f"an unweighted release has weights_bound 1, got {A:g}: pass "
                              "weighted=True if the dot product was computed with weights")
@@ -426,8 +424,7 @@ def _check_release_args(eps, delta, mechanism, clip) -> tuple[float, float]:
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     if mechanism not in ("analytic", "classic"):
         raise ValueError(f"mechanism must be 'analytic' or 'classic', got {mechanism!r}")
-    if not isinstance(clip, (bool, np.bool_)):
-        raise TypeError(f"clip must be True or False, got {clip!r}")
+    check_bool("clip", clip)
     return eps, delta
 
 

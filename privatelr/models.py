@@ -62,12 +62,13 @@ import numpy as np
 from functools import partial
 
 from . import erm
-from ._validation import as_float_matrix, check_int, check_real, label_vector
+from ._validation import as_float_matrix, check_bool, check_int, check_real, label_vector
 from .backends import as_rows, compute, is_dask
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
-__all__ = ["LogisticRegressionDP", "SVMDP", "CMSModel", "as_bounds", "as_01_labels"]
+__all__ = ["LogisticRegressionDP", "SVMDP", "CMSModel", "as_bounds", "as_01_labels",
+           "column_bounds"]
 
 _METHODS = ("objective", "output")
 
@@ -88,6 +89,18 @@ def as_bounds(name: str, bounds, d: int) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite: the privacy guarantee needs bounded columns")
     return arr
+
+
+def column_bounds(upper_bounds, lower_bounds, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(upper, lower)``: public per-column bounds for ``p`` columns, checked (finite, one per
+    column, lower <= upper)."""
+    upper = as_bounds("upper_bounds", upper_bounds, p)
+    lower = as_bounds("lower_bounds", lower_bounds, p)
+    if (lower > upper).any():
+        j = int(np.flatnonzero(lower > upper)[0])
+        raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
+                         f"{lower[j]} > upper {upper[j]}")
+    return upper, lower
 
 
 def as_01_labels(y, n: int) -> np.ndarray:
@@ -232,14 +245,8 @@ class CMSModel:
             require_budget(accountant, self.eps)
         rows = as_rows(X)        # in memory or on Dask; values are checked by the fit's scan
         p = rows.d
-        upper = as_bounds("upper_bounds", upper_bounds, p)
-        lower = as_bounds("lower_bounds", lower_bounds, p)
-        if (lower > upper).any():
-            j = int(np.flatnonzero(lower > upper)[0])
-            raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
-                             f"{lower[j]} > upper {upper[j]}")
-        if not isinstance(add_bias, (bool, np.bool_)):
-            raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
+        upper, lower = column_bounds(upper_bounds, lower_bounds, p)
+        add_bias = check_bool("add_bias", add_bias)
         y01 = as_01_labels(y, rows.n)
         w, A = self._weights(weights, weights_upper_bound, rows.n)
         rng = check_random_state(random_state)
@@ -298,8 +305,7 @@ class CMSModel:
 
     def _raw(self, X, add_bias: bool) -> np.ndarray:
         self._check_fitted()
-        if not isinstance(add_bias, (bool, np.bool_)):
-            raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
+        add_bias = check_bool("add_bias", add_bias)
         lazy = is_dask(X)
         if not lazy:
             X = as_float_matrix("X", X)

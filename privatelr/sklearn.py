@@ -65,7 +65,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from functools import partial
 
 from . import erm
-from ._validation import check_real
+from ._validation import check_bool, check_real
 from .backends import as_rows, compute, is_dask
 from .calibration import default_lambda, norm_bound
 from .mechanisms import check_random_state
@@ -165,8 +165,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if self.method not in ("objective", "output"):
             raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
         for name in ("clip", "fit_intercept"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check_bool(name, getattr(self, name))
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
         private = eps > 0 and not np.isinf(eps)

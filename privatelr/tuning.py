@@ -17,13 +17,13 @@ import numpy as np
 
 import pandas as pd
 
-from ._validation import check_real
+from ._validation import check_bool, check_real
 from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism
 from .results import TuningRecord
 from .backends import as_rows, compute, is_dask
 from .scoring import outputs
-from .models import CMSModel, as_01_labels, as_bounds
+from .models import CMSModel, as_01_labels, column_bounds
 
 __all__ = ["tune_classification_model", "dplr_tune", "TuningRecord", "dppack_split"]
 
@@ -171,14 +171,8 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
             raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
                              f"{np.shape(y)}")
     ya = as_01_labels(ya, n)
-    upper = as_bounds("upper_bounds", upper_bounds, p)
-    lower = as_bounds("lower_bounds", lower_bounds, p)
-    if (lower > upper).any():
-        j = int(np.flatnonzero(lower > upper)[0])
-        raise ValueError(f"lower_bounds must not exceed upper_bounds; column {j} has lower "
-                         f"{lower[j]} > upper {upper[j]}")
-    if not isinstance(add_bias, (bool, np.bool_)):
-        raise TypeError(f"add_bias must be True or False, got {add_bias!r}")
+    upper, lower = column_bounds(upper_bounds, lower_bounds, p)
+    add_bias = check_bool("add_bias", add_bias)
     wa = weights
     if weights is not None and not is_dask(weights):
         wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)

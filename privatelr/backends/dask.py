@@ -39,6 +39,7 @@ import numpy as np
 from .._validation import (as_weights, clip_rows, label_vector, not_two_valued, row_norms,
                            too_large, weights_out_of_bound)
 from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
+from ..design.values import column_names
 from ..rows import FrameRows, Scan, is_dask
 from ..scoring import outputs
 from ..losses import Loss
@@ -590,10 +591,7 @@ def as_dask_frame(data, what: str = "data"):
     if not (hasattr(data, "to_delayed") and hasattr(data, "columns")):
         raise TypeError(f"{what} must be a Dask DataFrame or 2-D Dask array, got "
                         f"{type(data).__name__}")
-    names = [str(c) for c in data.columns]
-    if len(set(names)) != len(names):
-        dup = sorted({c for c in names if names.count(c) > 1})
-        raise ValueError(f"{what} has duplicate column names {dup}; rename them")
+    names = column_names(data.columns, what)
     if list(data.columns) != names:
         data = data.rename(columns=dict(zip(data.columns, names)))
     return data

@@ -45,7 +45,8 @@ import pandas as pd
 
 from .rsyntax import r_number
 
-__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame", "KINDS"]
+__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame", "column_names",
+           "KINDS"]
 
 KINDS = ("num", "lgl", "chr", "fct")
 
@@ -248,10 +249,16 @@ def as_frame(data, what: str = "data") -> pd.DataFrame:
     else:
         raise TypeError(f"{what} must be a pandas DataFrame (or a dict of columns / 2-D numpy "
                         f"array), got {type(data).__name__}")
-    columns = [str(c) for c in frame.columns]
-    if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise ValueError(f"{what} has duplicated column names {dup[:5]}; make them unique")
+    columns = column_names(frame.columns, what)
     if list(frame.columns) != columns:
         frame = frame.set_axis(columns, axis=1)
     return frame
+
+
+def column_names(columns, what: str = "data") -> list[str]:
+    """The column names as strings (as R and the formulas see them); duplicates are an error."""
+    names = [str(c) for c in columns]
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise ValueError(f"{what} has duplicated column names {dup[:5]}; make them unique")
+    return names
