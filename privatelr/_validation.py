@@ -356,6 +356,24 @@ def not_two_valued(name: str, values: np.ndarray) -> ValueError:
                       f"{' ...' if values.size > 5 else ''}")
 
 
+def real_vector(name: str, values, n: int, kind: str, shape: str) -> np.ndarray:
+    """``values`` (array, list, pandas object; a scalar when ``n == 1``) as a float64 vector of
+    length ``n``; ``kind`` and ``shape`` word the errors ("must be {kind}", "must be {shape}",
+    ``{n}`` filled in)."""
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number) \
+            or np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be {kind}, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 else arr
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} must be {shape.format(n=n)}, got shape {np.shape(values)}")
+    return arr
+
+
 def weights_out_of_bound(name: str, bound_name: str, bound: float) -> str:
     """The one message for weights outside ``[0, bound]`` (no statistic of the data in it)."""
     return (f"{name} must lie in [0, {bound_name}] = [0, {bound}]: some are outside it; use a "
@@ -372,15 +390,8 @@ def as_weights(name: str, weights, n: int, bound_name: str, bound) -> tuple[np.n
         raise ValueError(f"{name} given without {bound_name}: the privacy calibration needs a public "
                          f"upper bound on every weight; pass {bound_name}=<bound>")
     b = check_real(bound_name, bound, low=0.0, low_open=True)
-    if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
-        weights = weights.to_numpy()
-    w = np.asarray(weights)
-    if w.dtype == object or not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real numbers, got dtype {w.dtype}")
-    w = w.astype(np.float64).reshape(-1) if w.ndim <= 1 else w
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"{name} must be a 1-D array of length {n} (one weight per row), got shape "
-                         f"{np.shape(weights)}")
+    w = real_vector(name, weights, n, "real numbers", "a 1-D array of length {n} (one weight "
+                    "per row)")
     if not np.isfinite(w).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     if (w < 0).any() or (w > b).any():

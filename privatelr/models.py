@@ -62,7 +62,8 @@ import numpy as np
 from functools import partial
 
 from . import erm
-from ._validation import as_float_matrix, check_bool, check_int, check_real, label_vector
+from ._validation import as_float_matrix, check_bool, check_int, check_real, label_vector, \
+    real_vector
 from .backends import as_rows, compute, is_dask
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
@@ -74,18 +75,9 @@ _METHODS = ("objective", "output")
 
 
 def as_bounds(name: str, bounds, d: int) -> np.ndarray:
-    if hasattr(bounds, "to_numpy") and not isinstance(bounds, np.ndarray):
-        bounds = bounds.to_numpy()
-    arr = np.asarray(bounds)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   and not np.issubdtype(arr.dtype, np.complexfloating)):
-        raise TypeError(f"{name} must be a vector of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64).reshape(-1) if arr.ndim <= 1 else arr
-    if arr.ndim != 1 or arr.shape[0] != d:
-        raise ValueError(f"{name} must have one value per column of X ({d}), got shape "
-                         f"{np.shape(bounds)}")
+    """One public bound per column of ``X`` (``d`` of them), finite."""
+    arr = real_vector(name, bounds, d, "a vector of real numbers",
+                      "one value per column of X ({n})")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite: the privacy guarantee needs bounded columns")
     return arr
@@ -278,19 +270,15 @@ class CMSModel:
                              "needs a public upper bound on every weight; pass "
                              "weights_upper_bound=<bound>")
         A = check_real("weights_upper_bound", bound, low=0.0, low_open=True)
-        if is_dask(weights):
+        if is_dask(weights):   # lazy: its length is checked with the rows
             w = weights.to_dask_array() if hasattr(weights, "to_dask_array") else weights
+            if w.dtype == object or not np.issubdtype(w.dtype, np.number) or w.ndim != 1:
+                raise TypeError(f"weights must be a 1-D vector of real numbers, got dtype "
+                                f"{w.dtype} with {w.ndim} dimension(s)")
+            w = w.astype(np.float64)
         else:
-            if hasattr(weights, "to_numpy") and not isinstance(weights, np.ndarray):
-                weights = weights.to_numpy()
-            w = np.asarray(weights)
-        if (w.dtype == object or not np.issubdtype(w.dtype, np.number)
-                or np.issubdtype(w.dtype, np.complexfloating)):
-            raise TypeError(f"weights must be real numbers, got dtype {w.dtype}")
-        w = w.astype(np.float64)
-        if w.ndim != 1 or (not is_dask(w) and w.shape[0] != n):
-            raise ValueError(f"weights must be a 1-D array of length {n} (one per row), got "
-                             f"shape {w.shape}")
+            w = real_vector("weights", weights, n, "real numbers",
+                            "a 1-D array of length {n} (one per row)")
         bad, negative = (int(c) for c in compute(np.count_nonzero(~np.isfinite(w)),
                                                  np.count_nonzero(w < 0)))
         if bad:
