@@ -431,7 +431,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         if not hasattr(rows, "X"):
             raise ValueError("do_scale=True is not available on Dask data: it scales with the "
                              "data's (non-private) means and norms; rescale with public bounds")
-        rows.scan()                                  # finite values before the statistics
+        rows.scan(what="the design")                 # finite values before the statistics
         if p_cov == 0:
             raise ValueError("do_scale=True needs at least one covariate")
         center, sd, factor = standardise(rows.X[:, k:])
@@ -463,7 +463,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         rows = rows.mapped(lambda X, pre=pre: pre.apply(X, bool(k)), k + q)
 
     # ---- one scan: values, labels, covariate norms against data_norm -------------------------
-    scan = rows.scan(bound=data_norm, start=k)
+    scan = rows.scan(bound=data_norm, start=k, what="the design")
     if k + q == 0:
         raise ValueError("the model has no columns (no intercept and no covariates)")
     if fr.n_dropped:

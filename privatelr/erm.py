@@ -184,7 +184,7 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     ``norm_check=False`` skips the bound (only for ``compat="PrivateLR"``, which reproduces R
     and voids the guarantee). ``what`` and ``outside_hint`` word the refusal.
     """
-    scan = rows.scan(bound=data_norm)             # finiteness, labels, weights, norms: one pass
+    scan = rows.scan(bound=data_norm, what=what)  # finiteness, labels, weights, norms: one pass
     clipping = cal_private(eps) and norm_check and clip and scan.n_over
     if not clipping:
         scan.check_magnitude(what)

@@ -81,7 +81,7 @@ class RowSource(Protocol):
     d: int
     weighted: bool
 
-    def scan(self, bound: float | None = None, start: int = 0) -> Scan: ...
+    def scan(self, bound: float | None = None, start: int = 0, what: str = "X") -> Scan: ...
 
     def mapped(self, fn: Callable[[np.ndarray], np.ndarray], d: int) -> "RowSource": ...
 
@@ -122,11 +122,11 @@ class ArrayRows:
         out.n, out.d = out.X.shape
         return out
 
-    def scan(self, bound: float | None = None, start: int = 0) -> Scan:
-        """One pass: finiteness (``ValueError`` naming the problem), row norms; values too large
-        for the passes are reported (:meth:`Scan.check_magnitude`), for the caller to clip or
-        refuse."""
-        sq = scan_rows("X", self.X, magnitude=False)
+    def scan(self, bound: float | None = None, start: int = 0, what: str = "X") -> Scan:
+        """One pass: finiteness (``ValueError`` naming ``what`` and the problem), row norms;
+        values too large for the passes are reported (:meth:`Scan.check_magnitude`), for the
+        caller to clip or refuse."""
+        sq = scan_rows(what, self.X, magnitude=False)
         norms = row_norms(self.X, sq) if start == 0 else row_norms(self.X[:, start:])
         full = norms if start == 0 else row_norms(self.X, sq)
         n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())

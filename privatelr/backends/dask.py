@@ -473,7 +473,7 @@ class DaskRows:
         out.d = int(out.X.shape[1])
         return out
 
-    def scan(self, bound: float | None = None, start: int = 0) -> Scan:
+    def scan(self, bound: float | None = None, start: int = 0, what: str = "X") -> Scan:
         """One pass over the persisted rows, with the in-memory checks and messages."""
         import dask
 
@@ -486,8 +486,8 @@ class DaskRows:
         st = da.concatenate(parts, axis=0).compute()
         bad_x = int(st[:, 1].sum())
         if bad_x:
-            raise ValueError(f"X contains NaN or infinite values in {bad_x} row(s); remove or "
-                             "impute them")
+            raise ValueError(f"{what} contains NaN or infinite values in {bad_x} row(s); remove "
+                             "or impute them")
         max_abs = float(st[:, 10].max())
         if int(st[:, 2].sum()):
             raise ValueError("y contains NaN or infinite values")
