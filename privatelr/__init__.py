@@ -19,7 +19,7 @@ result (:mod:`privatelr.results`) → predict / summary / save (:mod:`privatelr.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from ._version import __version__
 
 from . import datasets, erm, experiments, losses, mechanisms, solver
 from .report import c_index
@@ -38,10 +38,6 @@ from .persist import load_model
 from .tuning import dplr_tune, tune_classification_model
 from .label_dp import NoisyDotProduct, noisy_dot_product, walr, walr_fit
 
-try:
-    __version__ = _version("privatelr")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     # the dplr front end

@@ -683,7 +683,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(prog="privatelr",
                                      description="Differentially private logistic regression.")

@@ -96,7 +96,7 @@ def dumps(kind: str, version: int, body: dict, *, indent: int | None = 1) -> str
     >>> loads(text, "privatelr.example", 1)["y"]
     [1.5]
     """
-    from . import __version__
+    from ._version import __version__
 
     payload = {"format": kind, "format_version": version, "package_version": __version__}
     payload.update(encode(body))
@@ -132,7 +132,7 @@ def loads(text, kind: str, version: int, *, verify: bool = True, older: str | No
         raise ValueError(f"{what}: bad format_version {got!r}")
     written_by = payload.get("package_version", "?")
     if got > version:
-        from . import __version__
+        from ._version import __version__
 
         raise ValueError(f"this file has format version {got} (written by privatelr "
                          f"{written_by}); this privatelr ({__version__}) reads format versions "
