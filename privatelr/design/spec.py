@@ -172,7 +172,7 @@ class DesignSpec:
             raise ValueError(f"{what} lacks column(s) {missing} used by the model formula "
                              f"{self.formula_r!r}; available: {list(frame.columns)[:20]}")
         n = len(frame)
-        cols = Columns(frame, self.variable_kinds, what=what)
+        cols = Columns(frame, self.variable_kinds, what=what, levels=self.levels)
         book = LevelBook(levels=dict(self.levels), learn=False, why="this model")
         complete = np.ones(n, dtype=bool)
         y = None

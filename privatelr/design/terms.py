@@ -172,15 +172,19 @@ class Columns:
     """The data columns a tree may read, converted to :class:`Vec` on first use.
 
     ``types``: the kinds recorded when the model was fitted; a column that converts to another
-    kind is an error (a model fitted on numbers does not silently score strings).
+    kind is an error (a model fitted on numbers does not silently score strings). ``levels``:
+    the model's levels by column; text in a column the model read as a factor becomes that
+    factor (so ``as.numeric(f)`` gives the level codes whether a row comes as a frame with a
+    Categorical or as a Series of strings).
     """
 
     def __init__(self, frame: pd.DataFrame, types: Mapping[str, str] | None = None,
-                 what: str = "data"):
+                 what: str = "data", levels: Mapping[str, tuple] | None = None):
         self.frame = frame
         self.n = len(frame)
         self.types = types
         self.what = what
+        self.levels = levels or {}
         self._cache: dict[str, Vec] = {}
 
     def __contains__(self, name: str) -> bool:
@@ -190,7 +194,9 @@ class Columns:
         if name not in self._cache:
             vec = from_column(self.frame[name], name)
             want = None if self.types is None else self.types.get(name)
-            if want is not None and vec.kind != want:
+            if want == "fct" and vec.kind == "chr" and name in self.levels:
+                vec = match_levels(vec, tuple(self.levels[name]), name, strict=True)
+            elif want is not None and vec.kind != want:
                 vec = _coerce_column(vec, want, name, self.what)
             self._cache[name] = vec
         return self._cache[name]

@@ -35,24 +35,22 @@ def examples(n: int) -> int:
 
 
 @contextmanager
-def warning_rules(runtime_errors: bool = True):
+def warning_rules():
     """The suite's warning rules: ``RuntimeWarning`` (overflow, division by zero, invalid value
-    escaping into the result) is an error, as in ``pyproject.toml`` (``runtime_errors=False``
-    ignores it: for properties about values, where a known RuntimeWarning has its own xfail
-    test); the package's own ``UserWarning``/``PrivacyWarning`` notes on legitimate input are
-    expected and ignored."""
+    escaping into the result) is an error, as in ``pyproject.toml``; the package's own
+    ``UserWarning``/``PrivacyWarning`` notes on legitimate input are expected and ignored."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error" if runtime_errors else "ignore", RuntimeWarning)
+        warnings.simplefilter("error", RuntimeWarning)
         yield
 
 
-def clean_call(fn, *, allowed=ALLOWED, runtime_errors: bool = True):
+def clean_call(fn, *, allowed=ALLOWED):
     """``(result, None)`` or ``(None, exc)`` for an allowed exception with a non-empty message.
 
     Any other exception propagates (a fuzz failure). ``KeyError``'s message is its key's repr.
     """
-    with warning_rules(runtime_errors):
+    with warning_rules():
         try:
             return fn(), None
         except allowed as exc:
@@ -294,32 +292,10 @@ def formula_and_frame(draw):
 # output contracts
 # ---------------------------------------------------------------------------------------------
 
-def within_rounding(x, y) -> bool:
-    """Floats equal up to the rounding of a sum of products (relative 1e-9, absolute 1e-12
-    near zero), NaN and infinities in the same places (for the open finding
-    test_a_row_is_bit_identical_alone_and_in_a_batch)."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
-        return False
-    ok = ~np.isnan(x)
-    x, y = x[ok], y[ok]
-    inf = np.isinf(x) | np.isinf(y)
-    if not np.array_equal(x[inf], y[inf]):
-        return False
-    return bool(np.allclose(x[~inf], y[~inf], rtol=1e-9, atol=1e-12))
-
-
-def mixed_labels(model) -> bool:
-    """The model's two class labels are of different types (a numeric response with one or
-    more than two values: ``[0, "not 0"]``); see ``test_class_labels_keep_their_type``."""
-    lo, hi = model.classes
-    return isinstance(lo, str) != isinstance(hi, str)
-
-
-def check_probabilities(model, data, n: int, *, strict_labels: bool = True) -> np.ndarray:
+def check_probabilities(model, data, n: int) -> np.ndarray:
     """``predict`` on ``data`` (``n`` rows): probabilities in [0, 1] or NaN, one per row; the
     class is ``None`` exactly where the probability is NaN, else one of the model's labels
-    (compared by value and type; ``strict_labels=False``: by value or text)."""
+    (compared by value and type)."""
     from privatelr import predict
 
     p = predict(model, data)
@@ -335,11 +311,8 @@ def check_probabilities(model, data, n: int, *, strict_labels: bool = True) -> n
             assert c is None, (prob, c)
         else:
             assert c is not None, (prob, c)
-            if strict_labels:
-                assert any(c == lab and isinstance(c, str) == isinstance(lab, str)
-                           for lab in labels), (prob, c, labels)
-            else:
-                assert any(c == lab or str(c) == str(lab) for lab in labels), (prob, c, labels)
+            assert any(c == lab and isinstance(c, str) == isinstance(lab, str)
+                       for lab in labels), (prob, c, labels)
     link = predict(model, data, type="link")
     assert np.array_equal(np.isnan(link), np.isnan(p)), (link, p)
     return p

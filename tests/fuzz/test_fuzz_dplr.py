@@ -20,8 +20,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 import pandas as pd
-import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from .fuzzlib import check_probabilities, clean_call, examples
@@ -130,7 +129,7 @@ def _dplr_property(kwargs, names):
         return
     coef = model.coefficients.to_numpy()
     assert np.isfinite(coef).all(), coef
-    check_probabilities(model, frame(), len(frame()), strict_labels=False)
+    check_probabilities(model, frame(), len(frame()))
     seed = kwargs.get("random_state")
     if isinstance(seed, int) and not isinstance(seed, bool):
         with redirect_stdout(io.StringIO()):
@@ -138,22 +137,9 @@ def _dplr_property(kwargs, names):
         assert exc is None and np.array_equal(again.coefficients.to_numpy(), coef)
 
 
-def known_dplr_bug(kwargs) -> bool:
-    """Open findings: an int too large for a double (test_fuzz_erm's
-    test_an_int_too_large_for_a_double_is_named, in check_real); an extreme eps with the
-    default lambda_ (test_extreme_eps_with_the_default_lambda_is_named)."""
-    huge = any(isinstance(kwargs.get(k), int) and abs(kwargs[k]) > 2**1023
-               for k in ("eps", "lambda_", "data_norm"))
-    eps = kwargs.get("eps")
-    extreme = kwargs.get("lambda_") is None and isinstance(eps, float) and \
-        (0 < eps < 1e-300 or 1.4e4 < eps < float("inf"))   # expm1(eps / 20) overflows
-    return huge or extreme
-
-
 @settings(max_examples=examples(150))
 @given(case=calls())
 def test_dplr_fits_or_names_the_argument(case):
-    assume(not known_dplr_bug(case[0]))
     _dplr_property(*case)
 
 

@@ -17,8 +17,7 @@ Properties:
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from .fuzzlib import clean_call, examples
@@ -135,23 +134,13 @@ def _fit_property(kwargs, names):
         assert np.array_equal(again.coef, result.coef)
 
 
-def known_erm_bug(kwargs) -> bool:
-    """Open findings, each with its xfail test: an int too large for a double as a real
-    argument (test_an_int_too_large_for_a_double_is_named); a Huber fit with lambda_ below
-    1e-100 (test_huber_fit_with_a_tiny_lambda_is_the_minimiser); gtol=0 with eps below 1e-100
-    (test_gtol_zero_with_a_tiny_eps_does_not_overflow)."""
-    lam = kwargs.get("lambda_")
-    return kwargs.get("loss") == "huber" and isinstance(lam, float) and 0 < lam < 1e-100
-
-
 @settings(max_examples=examples(800))
 @given(case=calls())
 def test_fit_returns_finite_coefficients_or_names_the_argument(case):
-    assume(not known_erm_bug(case[0]))
     _fit_property(*case)
 
 
-# ---- open findings ---------------------------------------------------------------------------
+# ---- what the fuzzers found (fixed; kept with their minimal reproducers) ---------------------
 
 @settings(max_examples=examples(10))
 @example(case=(dict(X=np.array([[0.5]]), y=np.array([1]), lambda_=10**400, eps=1.0),

@@ -20,8 +20,7 @@ import re
 
 import numpy as np
 import pandas as pd
-import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from .fuzzlib import check_probabilities, clean_call, examples, warning_rules
@@ -88,7 +87,7 @@ def test_json_round_trip_is_bit_identical(tmp_path_factory, k, new):
     path = tmp_path_factory.mktemp("rt") / "m.json"
     model.to_json(path)
     from_file = load_model(path)
-    with warning_rules(runtime_errors=False):
+    with warning_rules():
         for t in ("probabilities", "class", "link"):
             ref = predict(model, new, type=t)
             assert same(predict(back, new, type=t), ref), t
@@ -192,26 +191,16 @@ def _load_property(k, text, verify):
     if model.spec.response_source != "y":
         frame = frame.drop(columns="y")
     with warning_rules():
-        out, exc = clean_call(lambda: check_probabilities(model, frame, len(frame),
-                                                          strict_labels=False))
+        out, exc = clean_call(lambda: check_probabilities(model, frame, len(frame)))
         assert exc is None, exc        # a model that loads must score the data it was made for
         assert str(model)              # and print its summary
         again = loads(model.to_json())
         assert same(again.predict(frame), out)
 
 
-#: a non-finite-number marker whose value is a list or an object: TypeError (open finding
-#: test_a_float_marker_holding_a_list_is_corrupted)
-UNHASHABLE_MARKER = re.compile(r'"\$float": *[\[{]')
-#: an integer too large for a double (309+ digits): OverflowError (open finding
-#: test_an_int_too_large_for_a_double_is_corrupted)
-HUGE_INT = re.compile(r"(?<![\d.eE])-?\d{310,}(?![\d.eE])")
-
-
 @settings(max_examples=examples(600))
 @given(case=mutated())
 def test_a_damaged_model_file_loads_or_is_refused_as_corrupted(case):
-    assume(not UNHASHABLE_MARKER.search(case[1]) and not HUGE_INT.search(case[1]))
     _load_property(*case)
 
 
