@@ -68,6 +68,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit
 
+from . import envelope
 from ._validation import FLOAT_MAX, as_float_matrix, check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import as_rows, frame_rows, is_dask
@@ -245,16 +246,17 @@ class NoisyDotProduct:
     __hash__ = None
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (``eps = inf`` is written as the string ``"inf"``; format version 2)."""
-        return {"format": _FORMAT, "version": _VERSION, "value": [float(x) for x in self.value],
-                "n": self.n, "eps": "inf" if np.isinf(self.eps) else self.eps,
+        """The record's fields (the body of its file; ``eps`` may be ``inf``)."""
+        return {"value": [float(x) for x in self.value], "n": self.n, "eps": float(self.eps),
                 "delta": self.delta, "sigma": self.sigma, "mechanism": self.mechanism,
                 "sensitivity": self.sensitivity, "weights_bound": self.weights_bound,
                 "weighted": self.weighted,
                 "columns": None if self.columns is None else list(self.columns)}
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """Serialise to JSON text (floats round-trip exactly); also write it to ``path`` if given.
+        """The record as the package's saved-file envelope (:mod:`privatelr.envelope`: kind
+        ``privatelr.NoisyDotProduct``, format version 3, checksummed; floats round-trip
+        exactly); also written to ``path``, atomically, if given.
 
         Examples
         --------
@@ -263,9 +265,9 @@ class NoisyDotProduct:
         >>> '"mechanism": "analytic"' in rel.to_json()
         True
         """
-        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
+        text = envelope.dumps(_FORMAT, _VERSION, self.to_dict())
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            envelope.write_text(path, text)
         return text
 
     @classmethod
@@ -283,7 +285,10 @@ class NoisyDotProduct:
         of length ``k``, ``weighted`` true/false), or numbers that do not support the stated
         guarantee (see the class docstring). A record that loads can be trained on.
 
-        **Versions.** Version 2 (written by this privatelr) records ``weighted``. Version 1
+        **Versions.** Version 3 (written by this privatelr) is the package's envelope
+        (:mod:`privatelr.envelope`: format, version, checksum — an edited file is refused) with
+        the record's fields. Versions 1 and 2 were flat records (``format``, ``version`` and the
+        fields, no checksum) and are still read. Version 2 records ``weighted``. Version 1
         files (without it) are read as *unweighted* when their ``weights_bound`` is 1 and as
         weighted otherwise (a bound other than 1 was only ever written for weighted releases).
         A version-1 release that was in fact computed with weights bounded by 1 cannot be told
@@ -327,19 +332,27 @@ class NoisyDotProduct:
             raise _corrupted("not valid JSON: nested too deeply") from None
         except ValueError as exc:  # NaN/Infinity tokens, duplicate keys, huge integers
             raise _corrupted(f"not valid JSON: {exc}") from None
+        if isinstance(data, dict) and "format_version" in data:     # version 3: the envelope
+            try:
+                data = dict(envelope.loads(source, _FORMAT, _VERSION), format=_FORMAT,
+                            version=_VERSION)
+            except ValueError as exc:
+                msg = str(exc)
+                raise (ValueError(msg) if msg.startswith("corrupted") else _corrupted(msg)) \
+                    from None
         try:
             return cls(**_record_fields(data))
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise _corrupted(str(exc)) from None
 
 
-_VERSION = 2
+_VERSION = 3
 _WEIGHTS_COLUMN = "\0privatelr weights"  # an array of weights, carried as a column
 _NOISE_REACH = 40.0  # |Gaussian noise| > 40 sigma has probability < 1e-340 per coordinate
 _VALUE_MAX = 1e100  # no usable release has larger entries (the trainer multiplies by N)
 _FIELDS_V1 = frozenset({"value", "n", "eps", "delta", "sigma", "mechanism", "sensitivity",
                         "weights_bound", "columns"})
-_FIELDS = {1: _FIELDS_V1, 2: _FIELDS_V1 | {"weighted"}}
+_FIELDS = {1: _FIELDS_V1, 2: _FIELDS_V1 | {"weighted"}, 3: _FIELDS_V1 | {"weighted"}}
 
 
 def _corrupted(message: str) -> ValueError:

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from privatelr import NoisyDotProduct, PrivacyAccountant, noisy_dot_product, walr_fit
+from release_files import fields_of, release_text
 
 CORRUPTED = "corrupted privatelr.NoisyDotProduct file"
 
@@ -36,17 +37,19 @@ def _record(weighted=True, **kw):
                                 random_state=0, **kw)
     else:
         rel = noisy_dot_product(X, y, eps=1.0, delta=1e-6, random_state=0, **kw)
-    return json.loads(rel.to_json())
+    return fields_of(rel.to_json())
 
 
 def _text(**changes):
+    """The file of a release with ``changes`` to its fields, checksummed (so that the field's
+    own validation is what refuses it)."""
     d = _record()
     for key, val in changes.items():
         if val is _DROP:
             del d[key]
         else:
             d[key] = val
-    return json.dumps(d)
+    return release_text(d)
 
 
 _DROP = object()
@@ -75,7 +78,7 @@ _DROP = object()
     dict(columns="abc"), dict(columns={"a": 1}),
     dict(weighted=None), dict(weighted="yes"), dict(weighted=1), dict(weighted=_DROP),
     dict(weighted=False),                       # unweighted with weights_bound 2: inconsistent
-    dict(version=3), dict(version="2"), dict(version=True), dict(version=None), dict(version=_DROP),
+    dict(version=4), dict(version="2"), dict(version=True), dict(version=None), dict(version=_DROP),
     dict(format="privatelr.model"), dict(format=None),
     dict(labels=None),                          # not a field of the record
 ])
@@ -124,8 +127,8 @@ def test_a_record_that_loads_can_be_trained_on(weighted, eps):
     kw = dict(weights=w, weights_bound=2.0) if weighted else {}
     rel = noisy_dot_product(pd.DataFrame(X, columns=["one", "a", "b"]), y, eps=eps, delta=1e-6,
                             random_state=1, **kw)
-    d = json.loads(rel.to_json())
-    assert d["version"] == 2 and d["weighted"] is weighted
+    d = fields_of(rel.to_json())
+    assert d["version"] == 3 and d["weighted"] is weighted
     back = NoisyDotProduct.from_json(rel.to_json())
     assert back == rel and back.weighted is weighted and back.columns == ("one", "a", "b")
     for solver in ("newton", "hybrid"):
@@ -225,8 +228,8 @@ def test_version_1_files():
     assert rel_w.weighted is True and rel_w.weights_bound == 2.0
     with pytest.raises(ValueError, match="computed with observation weights"):
         walr_fit(X, rel_w, lambda_=1e-3, solver="newton")
-    # re-saved, it is a version-2 file that says so
-    assert json.loads(rel_w.to_json())["version"] == 2
+    # re-saved, it is a version-3 file (the envelope) that says so
+    assert fields_of(rel_w.to_json())["version"] == 3
     # a version-1 file with the version-2 field is not a version-1 file
     old["weighted"] = False
     with pytest.raises(ValueError, match=CORRUPTED + ".*unexpected"):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from privatelr import NoisyDotProduct, noisy_dot_product
+from release_files import fields_of, release_text
 from privatelr.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
 
 
@@ -79,7 +80,7 @@ def test_json_round_trip_text_and_file(tmp_path):
     assert NoisyDotProduct.from_json(str(path)) == rel
     inf = noisy_dot_product(X, y, eps=math.inf, delta=1e-7)
     assert NoisyDotProduct.from_json(inf.to_json()) == inf
-    assert json.loads(inf.to_json())["eps"] == "inf"
+    assert json.loads(inf.to_json())["eps"] == {"$float": "Infinity"}   # strict JSON (envelope)
 
 
 def test_record_is_frozen_and_value_read_only():
@@ -93,9 +94,9 @@ def test_record_is_frozen_and_value_read_only():
 
 def _tampered(**changes):
     X, y, _ = _data()
-    d = json.loads(noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0).to_json())
+    d = fields_of(noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0).to_json())
     d.update(changes)
-    return json.dumps(d)
+    return release_text(d)          # checksummed: the field's own validation must refuse it
 
 
 @pytest.mark.parametrize("changes, match", [
@@ -109,7 +110,7 @@ def _tampered(**changes):
     (dict(value="abc"), "value"),
     (dict(columns=["a"]), "columns"),
     (dict(format="other"), "format"),
-    (dict(version=3), "version"),
+    (dict(version=4), "version"),
     (dict(extra=1), "unexpected"),
 ])
 def test_loading_validates_every_field(changes, match):
@@ -122,10 +123,14 @@ def test_loading_rejects_garbage(tmp_path):
         NoisyDotProduct.from_json("{not json")
     with pytest.raises(ValueError, match="neither JSON text nor an existing file"):
         NoisyDotProduct.from_json(str(tmp_path / "missing.json"))
-    d = json.loads(_tampered())
+    d = fields_of(_tampered())
     del d["sigma"]
     with pytest.raises(ValueError, match="missing"):
-        NoisyDotProduct.from_json(json.dumps(d))
+        NoisyDotProduct.from_json(release_text(d))
+    # an edit without a new checksum is refused as such
+    text = _tampered().replace('"n": ', '"n": 1', 1)
+    with pytest.raises(ValueError, match="corrupted.*checksum"):
+        NoisyDotProduct.from_json(text)
 
 
 # ------------------------------------------------------------------------ bad input, clear errors
