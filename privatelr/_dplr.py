@@ -512,7 +512,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                      f"{' (PrivateLR compatibility)' if compat else ''}")
     res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method="objective" if op else "output",
                        loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
-                       accountant=accountant, norm_check=compat is None, what="the design")
+                       accountant=accountant, norm_check=compat is None, what="the design",
+                       scan=scan.clipped_to(B) if n_clipped else scan)   # no second pass
     if private and op:
         _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
         if res.status.startswith("adjusted lambda"):

@@ -177,14 +177,17 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
              clip: bool, rng: np.random.Generator, small_eps: str = "adjust",
              solver: str = "auto", gtol: float = 1e-10, maxiter: int | None = None,
              accountant=None, allow_nonconverged: bool = False, norm_check: bool = True,
-             what: str = "X", outside_hint: str = "") -> ERMResult:
+             what: str = "X", outside_hint: str = "", scan=None) -> ERMResult:
     """The pipeline after the arguments are checked: scan → calibrate → fail closed or clip →
     spend → release. ``rows`` is a :class:`~privatelr.rows.RowSource` (any backend).
 
     ``norm_check=False`` skips the bound (only for ``compat="PrivateLR"``, which reproduces R
-    and voids the guarantee). ``what`` and ``outside_hint`` word the refusal.
+    and voids the guarantee). ``what`` and ``outside_hint`` word the refusal. ``scan``: a
+    front end's own :class:`~privatelr.rows.Scan` of exactly these rows (values, labels and
+    weights checked; norms of whole rows), which saves the pass.
     """
-    scan = rows.scan(bound=data_norm, what=what)  # finiteness, labels, weights, norms: one pass
+    if scan is None:                              # finiteness, labels, weights, norms: one pass
+        scan = rows.scan(bound=data_norm, what=what)
     clipping = cal_private(eps) and norm_check and clip and scan.n_over
     if not clipping:
         scan.check_magnitude(what)

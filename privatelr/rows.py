@@ -32,7 +32,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -72,6 +72,12 @@ class Scan:
             from ._validation import magnitude_error
 
             raise magnitude_error(what)
+
+    def clipped_to(self, bound: float) -> "Scan":
+        """The scan of the same rows after the rows above the bound were clipped onto it, with
+        ``bound`` the resulting bound on whole rows: nothing above it, nothing too large (no
+        second pass needed)."""
+        return replace(self, n_over=0, max_norm=min(self.max_norm, bound), too_large=False)
 
 
 class RowSource(Protocol):

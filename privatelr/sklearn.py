@@ -190,7 +190,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             rows, n_clipped = rows.clipped(B, start=k), scan.n_over
         elif scan.n_over and private:
             raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=""))
-        result = erm.fit_rows(rows, rng=check_random_state(self.random_state), **options)
+        result = erm.fit_rows(rows, rng=check_random_state(self.random_state),
+                              scan=scan.clipped_to(options["data_norm"]) if n_clipped else scan,
+                              **options)
         coef = result.coef
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()

@@ -606,22 +606,17 @@ def with_labels(covariates, labels, name: str):
     frame = as_dask_frame(covariates, "data (the covariates)")
     if name in frame.columns:
         raise ValueError(f"data already has a column named {name!r}; rename it")
+    fix = "take both from one Dask DataFrame (ddf['y'], ddf[covariates])"
     if isinstance(labels, da.Array):
         if labels.ndim != 1:
             raise ValueError(f"the label vector must be 1-D, got {labels.ndim}-D")
         labels = dd.from_dask_array(labels, columns=name)
-        if frame.npartitions != labels.npartitions:
-            raise ValueError("the label vector and data have different partitions; give the "
-                             "labels the chunks of the covariates' rows")
-        labels = labels.clear_divisions()
-        frame = frame.clear_divisions()
-        return dd.map_partitions(_joined, frame, labels, name, align_dataframes=False)
-    if not hasattr(labels, "map_partitions"):
+        fix = "give the labels the chunks of the covariates' rows"
+    elif not hasattr(labels, "map_partitions"):
         raise TypeError(f"with Dask covariates the labels must be a Dask Series or array, got "
                         f"{type(labels).__name__}")
     if frame.npartitions != labels.npartitions:
-        raise ValueError("the label vector and data have different partitions; take both from "
-                         "one Dask DataFrame (ddf['y'], ddf[covariates])")
+        raise ValueError(f"the label vector and data have different partitions; {fix}")
     return dd.map_partitions(_joined, frame.clear_divisions(), labels.clear_divisions(), name,
                              align_dataframes=False)
 
