@@ -511,7 +511,8 @@ def _csv_lines(pred, *, probabilities: bool) -> str:
         for i in np.flatnonzero(np.isnan(pred)).tolist():
             texts[i] = '""'  # an empty field, quoted so that it is not a blank line
     else:
-        text_of = {v: '""' if v is None else _csv_field(str(v)) for v in set(values)}
+        # a missing class is None (NumPy) or NaN (a pandas Categorical): an empty field
+        text_of = {v: '""' if v is None or v != v else _csv_field(str(v)) for v in set(values)}
         texts = list(map(text_of.__getitem__, values))
     return "\n".join(texts) + "\n"
 

@@ -462,16 +462,32 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
     linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
     Every input row gets one output: a row with a missing value, or whose probability is not a
-    number (infinite covariates), gets NaN and no class (``None``). On a Dask DataFrame the
-    result is a lazy Dask Series, computed partition-wise.
+    number (infinite covariates), gets NaN and no class.
+
+    The result takes the input's form. A pandas DataFrame gives a pandas Series on the
+    input's index (``"probabilities"``/``"link"``: floats; ``"class"``: a Categorical whose
+    categories are the two labels and whose missing value is NaN). Other inputs (a dict of
+    columns, a NumPy matrix for a matrix-fitted model) give a NumPy array (classes: an object
+    array with ``None`` for a missing class when any is missing). A Dask DataFrame gives a lazy
+    Dask Series of the pandas form, computed partition-wise.
 
     Examples
     --------
     >>> from privatelr import dplr, predict
     >>> from privatelr.datasets import load_mtcars
     >>> m = dplr("am ~ mpg + factor(cyl)", load_mtcars(), eps=0)
-    >>> predict(m, load_mtcars().head(2)).round(3).tolist()
-    [0.499, 0.499]
+    >>> predict(m, load_mtcars().head(2)).round(3)       # pandas in, pandas out (same index)
+    model
+    Mazda RX4        0.499
+    Mazda RX4 Wag    0.499
+    Name: probabilities, dtype: float64
+    >>> predict(m, load_mtcars().iloc[:3].assign(mpg=[21.0, None, 22.8]), type="class")
+    model
+    Mazda RX4          0
+    Mazda RX4 Wag    NaN
+    Datsun 710         1
+    Name: class, dtype: category
+    Categories (2, int64): [0, 1]
     """
     from .scoring import TYPES
 
@@ -485,6 +501,11 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
 
         return predict_frame(model.spec, model.coef, model.p_tr, data, type)
     X, complete = model.spec.transform(data)
+    if data.__class__.__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
+        from .scoring import output_series
+
+        return output_series(X, complete, model.coef, model.p_tr, model.spec.labels, type,
+                             index=data.index)
     return outputs(X, complete, model.coef, model.p_tr, model.spec.labels, type)
 
 

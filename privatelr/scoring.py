@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["linear_predictor", "outputs", "TYPES"]
+__all__ = ["linear_predictor", "outputs", "output_series", "TYPES"]
 
 type_of = type
 
@@ -67,3 +67,40 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
     out = out.astype(object)
     out[missing] = None
     return out
+
+
+def output_series(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
+                  type: str, index):
+    """:func:`outputs` as a pandas Series on the input's ``index`` (what ``predict`` returns for
+    pandas input): float probabilities or linear predictors named ``"probabilities"`` or
+    ``"link"``; class labels as a Categorical named ``"class"`` whose categories are the model's
+    two labels in coding order and whose missing value is pandas' own (NaN), never ``None`` in
+    an object array.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> s = output_series(X, np.array([True, False, True]), np.array([0.0, 1.0]), 0.5,
+    ...                   ["no", "yes"], "class", index=[10, 11, 12])
+    >>> s.tolist(), list(s.cat.categories), s.isna().tolist()
+    (['no', nan, 'yes'], ['no', 'yes'], [False, True, False])
+    """
+    import pandas as pd
+
+    eta = outputs(X, complete, coef, p_tr, labels, "link")
+    if type in ("probabilities", "response", "link"):
+        values = eta if type == "link" else expit(eta)
+        return pd.Series(values, index=index, name="link" if type == "link" else "probabilities")
+    if type != "class":
+        raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+    p = expit(eta)
+    codes = np.where(np.isnan(p), -1, (p > p_tr).astype(np.int8))
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=class_dtype(labels)), index=index,
+                     name="class")
+
+
+def class_dtype(labels):
+    """The Categorical dtype of a model's class labels (categories in coding order)."""
+    import pandas as pd
+
+    return pd.CategoricalDtype(categories=list(labels), ordered=False)

@@ -41,7 +41,7 @@ from .._validation import (as_weights, clip_rows, label_vector, not_two_valued, 
 from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
 from ..design.values import column_names
 from ..rows import FrameRows, Scan, is_dask
-from ..scoring import outputs
+from ..scoring import class_dtype, output_series
 from ..losses import Loss
 
 __all__ = ["DaskRows", "DaskERMObjective", "design_rows", "predict_frame", "schema_of",
@@ -677,13 +677,8 @@ def schema_of(data):
 
 
 def _predict_part(part, spec, coef, p_tr, type):
-    import pandas as pd
-
     X, complete = spec.transform(part.reset_index(drop=True), what="data")
-    out = outputs(X, complete, coef, p_tr, spec.labels, type)
-    if type == "class":
-        return pd.Series(out, index=part.index, dtype=object, name="class")
-    return pd.Series(out, index=part.index, name="link" if type == "link" else "probabilities")
+    return output_series(X, complete, coef, p_tr, spec.labels, type, index=part.index)
 
 
 def predict_frame(spec, coef, p_tr: float, data, type: str):
@@ -696,7 +691,7 @@ def predict_frame(spec, coef, p_tr: float, data, type: str):
                         f"{data.__class__.__name__}")
     coef = np.asarray(coef, dtype=np.float64)
     if type == "class":
-        meta = pd.Series([], dtype=object, name="class")
+        meta = pd.Series([], dtype=class_dtype(spec.labels), name="class")
     else:
         meta = pd.Series([], dtype=np.float64, name="link" if type == "link" else "probabilities")
     return data.map_partitions(_predict_part, spec, coef, float(p_tr), type, meta=meta)

@@ -75,9 +75,9 @@ class Dask:
         return da.from_array(a, chunks=(math.ceil(len(a) / PARTS),) + a.shape[1:])
 
     def computed(self, out):
-        """A lazy result computed; a Dask Series of predictions as the array memory gives."""
-        out = out.compute() if hasattr(out, "compute") else out
-        return out.to_numpy() if isinstance(out, pd.Series) else out
+        """A lazy result computed (a Dask Series of predictions: the pandas Series memory
+        gives, index and all)."""
+        return out.compute() if hasattr(out, "compute") else out
 
 
 def _frame(seed=0):

@@ -145,9 +145,17 @@ def test_na_rows_dropped_with_warning(iris01):
         m = dplr("Species ~ .", df, eps=0)
     assert m.n == 148 and m.n_dropped == 2
     p = m.predict(df)
-    assert np.isnan(p[[3, 8]]).all() and np.isfinite(np.delete(p, [3, 8])).all()
+    # pandas in, pandas out: the input's index, NaN for the dropped rows
+    assert isinstance(p, pd.Series) and p.index.equals(df.index)
+    assert p[[3, 8]].isna().all() and p.drop([3, 8]).notna().all()
     labels = m.predict(df, type="class")
-    assert labels[3] is None and labels[0] == "setosa"
+    # classes: a Categorical of the two labels with pandas' missing value (not an object None)
+    assert isinstance(labels.dtype, pd.CategoricalDtype)
+    assert list(labels.cat.categories) == ["setosa", "not setosa"]
+    assert pd.isna(labels[3]) and labels[0] == "setosa" and labels.isna().sum() == 2
+    # the same rows as a dict of columns (not pandas): a NumPy array, None for a missing class
+    raw = m.predict({c: df[c].to_numpy() for c in df.columns}, type="class")
+    assert isinstance(raw, np.ndarray) and raw[3] is None and raw[0] == "setosa"
 
 
 # ---- privacy warnings ------------------------------------------------------------------------
@@ -251,7 +259,7 @@ def test_predict_probabilities_and_labels(iris01):
     assert set(labels) == {"setosa", "not setosa"}
     assert (labels == np.where(p > 0.5, "not setosa", "setosa")).all()
     m2 = _quiet("I(Species != 'setosa') ~ .", iris01, eps=0)
-    assert m2.predict(iris01, type="class").dtype == bool
+    assert list(m2.predict(iris01, type="class").cat.categories) == [False, True]
     two = iris01[iris01.Species != "setosa"].copy()
     two["Species"] = two["Species"].cat.remove_unused_categories()
     m3 = _quiet("Species ~ .", two, eps=0)
@@ -262,8 +270,9 @@ def test_predict_one_row_unseen_levels_missing_columns(mtcars):
     m = _quiet("am ~ mpg + factor(cyl)", mtcars, eps=0)
     full = m.predict(mtcars)
     one = m.predict(mtcars.iloc[[5]])
-    assert one.shape == (1,) and one[0] == pytest.approx(full[5], rel=1e-12)
-    assert m.predict(mtcars.iloc[5])[0] == pytest.approx(full[5], rel=1e-12)   # a Series row
+    assert one.shape == (1,) and one.index[0] == mtcars.index[5]
+    assert one.iloc[0] == pytest.approx(full.iloc[5], rel=1e-12)
+    assert m.predict(mtcars.iloc[5])[0] == pytest.approx(full.iloc[5], rel=1e-12)  # a Series row
     bad = mtcars.iloc[[0]].copy()
     bad["cyl"] = 5
     with pytest.raises(ValueError, match=r"factor\(cyl\).*\['5'\]"):
@@ -277,7 +286,7 @@ def test_predict_one_row_unseen_levels_missing_columns(mtcars):
 def test_do_scale_predictions_whole_equals_single_rows(mtcars):
     m = _quiet("am ~ mpg + hp + wt", mtcars, do_scale=True, random_state=0, compat="PrivateLR")
     whole = m.predict(mtcars)
-    singles = np.array([m.predict(mtcars.iloc[[i]])[0] for i in range(len(mtcars))])
+    singles = np.array([m.predict(mtcars.iloc[[i]]).iloc[0] for i in range(len(mtcars))])
     np.testing.assert_allclose(singles, whole, rtol=1e-12)
     # the stored scaling is the training one: training rows are inside the unit ball
     X, _ = m.spec.transform(mtcars)

@@ -198,7 +198,7 @@ def test_mixed_object_column_is_refused_not_coded_per_batch():
         model.predict(new)
     # one row alone gets exactly what it gets in a batch
     batch = model.predict(df)
-    alone = np.array([model.predict(df.iloc[[i]])[0] for i in range(4)])
+    alone = np.array([model.predict(df.iloc[[i]]).iloc[0] for i in range(4)])
     np.testing.assert_array_equal(batch, alone)
 
 
@@ -221,14 +221,14 @@ def test_predict_types_and_non_finite_rows(frame):
     p = predict(m, new)
     # documented rule: a missing or infinite covariate gives a missing prediction (NaN, no
     # class) — never an invented probability of 0 or 1, never the first label
-    assert np.isfinite(p[0]) and np.isnan(p[1:]).all()
+    assert np.isfinite(p.iloc[0]) and p.iloc[1:].isna().all()
     labels = predict(m, new, type="class")
-    assert labels[0] in (0, 1) and all(v is None for v in labels[1:])
+    assert labels.iloc[0] in (0, 1) and labels.iloc[1:].isna().all()
     both = pd.DataFrame({"a": [np.inf, np.inf], "b": [np.inf, -np.inf]})
-    assert np.isnan(predict(m, both)).all()
-    assert all(v is None for v in predict(m, both, type="class"))
+    assert predict(m, both).isna().all()
+    assert predict(m, both, type="class").isna().all()
     link = predict(m, new, type="link")
-    assert np.isfinite(link[0]) and np.isnan(link[2])
+    assert np.isfinite(link.iloc[0]) and np.isnan(link.iloc[2])
 
 
 def test_projection_predictions_are_bit_identical_in_any_batch():
@@ -237,7 +237,7 @@ def test_projection_predictions_are_bit_identical_in_any_batch():
     df["y"] = (df.x0 + df.x1 > 0).astype(int)
     m = dplr("y ~ .", df, eps=1.0, rp_dim=4, clip=True, random_state=1)
     whole = m.predict(df)
-    singles = np.array([m.predict(df.iloc[[i]])[0] for i in range(0, 300, 7)])
+    singles = np.array([m.predict(df.iloc[[i]]).iloc[0] for i in range(0, 300, 7)])
     np.testing.assert_array_equal(singles, whole[::7])
     chunks = np.concatenate([m.predict(df.iloc[i:i + 37]) for i in range(0, 300, 37)])
     np.testing.assert_array_equal(chunks, whole)
