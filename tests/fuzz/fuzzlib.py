@@ -292,18 +292,50 @@ def formula_and_frame(draw):
 # output contracts
 # ---------------------------------------------------------------------------------------------
 
+def plain(out) -> np.ndarray:
+    """A prediction as NumPy: a pandas Series (what pandas input gets) as its values, a missing
+    class (NaN in a Categorical) as ``None`` — the form NumPy input gets."""
+    if isinstance(out, pd.Series):
+        if isinstance(out.dtype, pd.CategoricalDtype):
+            values = np.array(out.astype(object).to_numpy(), dtype=object)   # a copy
+            values[out.isna().to_numpy()] = None
+            return values
+        return out.to_numpy()
+    return np.asarray(out)
+
+
+def same(x, y) -> bool:
+    """Bit-identical predictions: floats with NaN in the same places, labels by value and
+    type (a Series compared by its values: :func:`plain`)."""
+    x, y = plain(x), plain(y)
+    if x.shape != y.shape:
+        return False
+    if x.dtype.kind == "f" and y.dtype.kind == "f":
+        return bool(np.array_equal(x, y, equal_nan=True))
+    return all((u is None and v is None) or (u is not None and v is not None and u == v and
+                                             type(u) is type(v))
+               for u, v in zip(x.tolist(), y.tolist()))
+
+
 def check_probabilities(model, data, n: int) -> np.ndarray:
     """``predict`` on ``data`` (``n`` rows): probabilities in [0, 1] or NaN, one per row; the
-    class is ``None`` exactly where the probability is NaN, else one of the model's labels
-    (compared by value and type)."""
+    class is missing exactly where the probability is NaN, else one of the model's labels
+    (compared by value and type). Pandas data gets Series on its index (classes a Categorical
+    of the model's labels)."""
     from privatelr import predict
 
-    p = predict(model, data)
+    out = predict(model, data)
+    if isinstance(data, pd.DataFrame):
+        assert isinstance(out, pd.Series) and out.index.equals(data.index), out
+    p = plain(out)
     assert isinstance(p, np.ndarray) and p.shape == (n,), p
     assert p.dtype == np.float64
     finite = ~np.isnan(p)
     assert ((p[finite] >= 0.0) & (p[finite] <= 1.0)).all(), p
-    cls = predict(model, data, type="class")
+    out = predict(model, data, type="class")
+    if isinstance(data, pd.DataFrame):
+        assert list(out.cat.categories) == list(model.spec.labels), out
+    cls = plain(out)
     assert len(cls) == n
     labels = model.classes
     for prob, c in zip(p.tolist(), list(cls)):
@@ -313,6 +345,6 @@ def check_probabilities(model, data, n: int) -> np.ndarray:
             assert c is not None, (prob, c)
             assert any(c == lab and isinstance(c, str) == isinstance(lab, str)
                        for lab in labels), (prob, c, labels)
-    link = predict(model, data, type="link")
+    link = plain(predict(model, data, type="link"))
     assert np.array_equal(np.isnan(link), np.isnan(p)), (link, p)
     return p

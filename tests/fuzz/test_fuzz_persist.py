@@ -23,7 +23,7 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from .fuzzlib import check_probabilities, clean_call, examples, warning_rules
+from .fuzzlib import check_probabilities, clean_call, examples, same, warning_rules
 from privatelr import dplr, load_model, predict
 from privatelr.persist import loads
 
@@ -58,15 +58,6 @@ def model_text(k: int) -> str:
     model, exc = clean_call(lambda: dplr(formula, base_frame(), random_state=k, **kwargs))
     assert exc is None, exc
     return model.to_json()
-
-
-def same(x, y) -> bool:
-    x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind == "f" and y.dtype.kind == "f":
-        return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=True))
-    return x.shape == y.shape and all(
-        (u is None and v is None) or (u is not None and u == v and type(u) is type(v))
-        for u, v in zip(x.tolist(), y.tolist()))
 
 
 _NEW = st.builds(
