@@ -211,7 +211,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
          verbose: int = 0, rp_dim: int = 0, threshold: str = "fixed", do_scale: bool = False,
          op: bool = True, data_norm: float | None = None, clip: bool = False,
          compat: str | None = None, random_state=None, levels: dict | None = None,
-         bounds=None, accountant=None) -> DPLR:
+         bounds=None, accountant=None, weights=None,
+         weights_bound: float | None = None) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -228,13 +229,18 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         covariates' partitions): the fit then runs partition-wise and gives the in-memory
         coefficients to rounding.
     target : str or int, optional
-        Response column of a DataFrame/matrix ``object`` (name or 0-based position; default the
-        last column, R's ``ncol(object)``).
+        Response column of a DataFrame/matrix ``object`` (name or **0-based** position: R's
+        ``target = 4`` is ``target=3`` here; default the last column, R's ``ncol(object)``).
+        A numeric response must hold only 0 and 1 (R's rule), so a position off by one
+        usually stops with an error that says positions are 0-based.
     lambda_ : float, optional
-        Regulariser λ > 0 of ``(λ/2)‖w‖²``. None: the one default rule
-        (:func:`privatelr.calibration.default_lambda`, penalty ε/10; R's rule with
-        ``compat="PrivateLR"``), 0.001 when ``eps`` is 0. If objective perturbation cannot
-        afford λ, it is raised (status ``"adjusted lambda"``).
+        Regulariser λ > 0 of ``(λ/2)‖w‖²``. None (or NaN, R's ``lambda = NA``): the one
+        default rule (:func:`privatelr.calibration.default_lambda`, penalty ε/10; R's rule
+        with ``compat="PrivateLR"``), 0.001 when ``eps`` is 0. If objective perturbation
+        cannot afford λ, it is raised (status ``"adjusted lambda"``, with a warning as R
+        gives). ``lambda_=0`` with ``eps=0`` is plain maximum likelihood (R's ``glm``); it is
+        refused with a ``ValueError`` naming the separation when the data have no finite
+        maximum-likelihood estimate.
     eps : float
         Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
     verbose : int
@@ -278,6 +284,16 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         Public per-column bounds (:func:`privatelr.public_bounds`): a public rescaling of the
         bounded columns (kept in the model and applied by ``predict``), their declared levels,
         and ``data_norm`` derived from them. The way to choose ``data_norm``.
+    weights : str or 1-D array, optional
+        Observation weights (R's ``glm(weights=)``): the name of a column of ``data`` (which
+        is then not a covariate, also not in ``y ~ .``), or one weight per row of ``data``
+        (in memory). The loss is ``(1/n) Σ wᵢ ℓᵢ``. Rows with a missing covariate are
+        dropped with their weight.
+    weights_bound : float, optional
+        Public upper bound ``A`` on every weight (required with ``weights`` in a private fit):
+        the calibration scales with it (CMS JMLR 2011 with per-row loss ``wᵢ ℓ``, whose
+        derivatives are ``A`` times ℓ's bounds). A weight outside ``[0, A]`` is refused (fail
+        closed). At ``eps=0`` it defaults to the largest weight.
 
     Returns
     -------
@@ -315,8 +331,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                       rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                       data_norm=data_norm, clip=clip, compat=compat, random_state=random_state)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    if lambda_ is not None:
-        lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    lambda_ = check_lambda(lambda_, eps)
     verbose = check_int("verbose", verbose, low=0)
     rp_dim = check_int("rp_dim", rp_dim)
     if not isinstance(threshold, str) or threshold not in _THRESHOLDS:
@@ -361,18 +376,97 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     if is_dask(frame):
         from .backends.dask import schema_of
 
-        spec = make_spec(text, schema_of(frame), levels=levels, learn=False, why=why,
-                         hint="" if private else " (on Dask data levels are never learned "
-                         "from the rows, even at eps=0)")
+        frame, wcol = _with_weights(frame, weights)
+        spec = make_spec(text, _without(schema_of(frame), wcol), levels=levels, learn=False,
+                         why=why, hint="" if private else " (on Dask data levels are never "
+                         "learned from the rows, even at eps=0)")
     else:
         frame = as_frame(frame)
         if len(frame) == 0:
             raise ValueError("data has no rows")
-        spec = make_spec(text, frame, levels=levels, learn=learn, why=why)
+        frame, wcol = _with_weights(frame, weights)
+        spec = make_spec(text, _without(frame, wcol), levels=levels, learn=learn, why=why)
+    check_response(spec, compat, target)
+    if wcol is not None and weights_bound is None:
+        if private:
+            raise ValueError("weights given without weights_bound: the privacy calibration "
+                             "needs a public upper bound on every weight; pass "
+                             "weights_bound=<bound>")
+        weights_bound = _largest(frame[wcol])          # eps = 0: not private, so learned
     return fit_frame(spec, frame, call=call, lambda_=lambda_, eps=eps, verbose=verbose,
                      rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                      data_norm=data_norm, clip=clip, compat=compat, rng=rng,
-                     accountant=accountant, bounds=bounds, stacklevel=3)
+                     accountant=accountant, bounds=bounds, stacklevel=3, weights=wcol,
+                     weights_bound=weights_bound if wcol is not None else None)
+
+
+def check_lambda(lambda_, eps: float):
+    """``lambda_`` checked: None or NaN (R's ``NA``) mean the default; 0 is allowed only in a
+    non-private fit (maximum likelihood)."""
+    if lambda_ is None:
+        return None
+    if isinstance(lambda_, (float, np.floating)) and math.isnan(lambda_):
+        return None                                     # R's lambda = NA: the default
+    if eps == 0 or math.isinf(eps):
+        return check_real("lambda_", lambda_, low=0.0)
+    try:
+        return check_real("lambda_", lambda_, low=0.0, low_open=True)
+    except ValueError as exc:
+        if lambda_ == 0:
+            raise ValueError("lambda_=0 (no regulariser) is only available without privacy "
+                             "(eps=0: plain maximum likelihood); a private fit needs lambda_ "
+                             "> 0, or None for the default") from None
+        raise exc from None
+
+
+def check_response(spec: DesignSpec, compat, target) -> None:
+    """A numeric response must hold only 0 and 1 (R's manual); R's code fits whatever it is
+    given, which only ``compat="PrivateLR"`` reproduces."""
+    if compat is not None or spec.response_kind != "numeric":
+        return
+    levels = list(spec.response_levels)
+    if levels == [0, 1]:
+        return
+    shown = ", ".join(r_number(v) for v in levels[:4]) + (", ..." if len(levels) > 4 else "")
+    where = (" With a data frame or matrix, target= positions are 0-based (R's target = 4 is "
+             "target=3 here); or pass the column name." if target is not None else "")
+    raise ValueError(f"the response {spec.response!r} is numeric with values other than 0 and "
+                     f"1 ({shown}); R's manual requires 0/1. Code it 0/1 or as bool (e.g. "
+                     f"I({spec.response} > 0)), or declare its two values with levels=.{where}")
+
+
+def _with_weights(frame, weights):
+    """The frame with the weights as a column, and that column's name (None: no weights)."""
+    if weights is None:
+        return frame, None
+    if isinstance(weights, str):
+        if weights not in frame.columns:
+            raise ValueError(f"weights={weights!r} is not a column of data; pass a column name "
+                             "or one weight per row")
+        return frame, weights
+    if is_dask(frame) or is_dask(weights):
+        raise TypeError("on Dask data, weights must name a column of the data")
+    w = np.asarray(weights.to_numpy() if hasattr(weights, "to_numpy") else weights)
+    if w.ndim != 1 or w.shape[0] != len(frame):
+        raise ValueError(f"weights must be a column name or a 1-D array with one weight per row "
+                         f"of data ({len(frame)}), got shape {w.shape}")
+    name = "(weights)"
+    if name in frame.columns:
+        raise ValueError(f"data already has a column named {name!r}; pass weights by name")
+    return frame.assign(**{name: pd.to_numeric(pd.Series(w, index=frame.index),
+                                               errors="raise")}), name
+
+
+def _without(frame, column):
+    return frame if column is None else frame.drop(columns=[column])
+
+
+def _largest(column) -> float:
+    from .backends import compute
+
+    (top,) = compute(column.max())
+    top = float(top)
+    return top if top > 0 and math.isfinite(top) else 1.0
 
 
 def _merged_levels(levels, declared: dict):
@@ -405,12 +499,14 @@ def check_compat(compat, data_norm: float):
 def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose: int,
               rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float | None,
               clip: bool, compat, rng, accountant=None, bounds=None,
-              stacklevel: int = 2) -> DPLR:
+              stacklevel: int = 2, weights: str | None = None,
+              weights_bound: float | None = None) -> DPLR:
     """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
     the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
     :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
-    is the fit's one Generator (projection first, then the noise)."""
-    fr = frame_rows(spec, data)
+    is the fit's one Generator (projection first, then the noise); ``weights`` names a
+    column of observation weights with the public bound ``weights_bound``."""
+    fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
     rows = fr.rows
     private = eps > 0 and not math.isinf(eps)
     k = int(spec.intercept)
@@ -422,7 +518,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         divisors, derived = bounds.design_map(spec)
         if data_norm is None:
             data_norm = derived
-            _say(verbose, 2, f"dplr: data_norm {r_number(data_norm)} from the public bounds")
+            _say(verbose, 2, f"dplr: data_norm {r_print(data_norm)} from the public bounds")
         if do_scale:
             raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
     center = sd = None
@@ -475,12 +571,12 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                       f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
                       f"({spec.labels[1]!r})", UserWarning, stacklevel=stacklevel)
     unique = scan.positives in (0, scan.n)
-    # R marks the status 'unique.outcomes'; in a private fit the released status must not depend
+    # R marks the status 'unique.outcome'; in a private fit the released status must not depend
     # on the rows (it would tell "every label is equal" apart), so only the analyst is told
     mark_unique = unique and (not private or compat is not None)
     if unique:
         warnings.warn("dplr: the response has a single value (unique outcome); the fit is still "
-                      "run" + (", status 'unique.outcomes'" if mark_unique else " (a private "
+                      "run" + (", status 'unique.outcome'" if mark_unique else " (a private "
                                "fit's status does not say so: it would disclose it)"),
                       UserWarning, stacklevel=stacklevel)
     _say(verbose, 2, f"dplr: design {n} x {k + p_cov} ({', '.join(spec.design_columns)}); "
@@ -506,20 +602,20 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
 
     # ---- calibration and release ---------------------------------------------------------------
     if lambda_ is None:
-        lambda_ = default_lambda(n, eps, data_norm=B)
-        _say(verbose, 1, f"dplr: set lambda to: {r_number(lambda_)}")
-    _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_number(B)}"
+        lambda_ = default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
+        _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
+    _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")
     res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method="objective" if op else "output",
                        loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
                        accountant=accountant, norm_check=compat is None, what="the design",
                        scan=scan.clipped_to(B) if n_clipped else scan)   # no second pass
     if private and op:
-        _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_number(res.penalty)}")
+        _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_print(res.penalty)}")
         if res.status.startswith("adjusted lambda"):
-            _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_number(res.lambda_)}")
-        _say(verbose, 1, f"dplr: alpha - penalty: {r_number(res.eps_eff)}")
-    _say(verbose, 2, f"dplr: noise scale {r_number(res.noise_scale)}; solver {res.solver}, "
+            _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_print(res.lambda_)}")
+        _say(verbose, 1, f"dplr: alpha - penalty: {r_print(res.eps_eff)}")
+    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}, "
                      f"{res.iterations} iterations, convergence {res.convergence}")
 
     # ---- diagnostics (not private) and the result -------------------------------------------------
@@ -536,7 +632,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                          "training prediction, and is not private); use threshold='fixed'")
     status = res.status
     if mark_unique:
-        status = "unique.outcomes" + (" nonconvergence" if res.convergence else "")
+        status = "unique.outcome" + (" nonconvergence" if res.convergence else "")
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
     return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,
@@ -548,6 +644,12 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
 def _say(verbose: int, level: int, msg: str) -> None:
     if verbose >= level:
         print(msg)
+
+
+def r_print(x: float) -> str:
+    """A number as R's ``cat``/``print`` show it (7 significant digits), for verbose lines:
+    ``r_print(0.0650138883102196) == "0.06501389"``."""
+    return r_number(float(f"{float(x):.7g}"))
 
 
 def _call_text(object, data, **kwargs) -> str:

@@ -72,7 +72,7 @@ import numpy as np
 from ._validation import (FLOAT_MAX, GRADIENT_LIMIT, LOG_FLOAT_MAX, TINY, check_int, check_real,
                           exp_or_raise, log1p_exp, log_expm1)
 
-__all__ = ["Calibration", "calibrate", "default_lambda", "norm_bound", "label_sensitivity",
+__all__ = ["Calibration", "calibrate", "default_lambda", "norm_bound", "label_sensitivity", "warn_costly",
            "METHODS"]
 
 METHODS = ("objective", "output")
@@ -189,7 +189,8 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     eps : float
         Privacy level; 0 or inf means non-private.
     lambda_ : float
-        Requested regulariser (> 0).
+        Requested regulariser (> 0; 0 is allowed only when ``eps`` is 0 or inf: maximum
+        likelihood).
     method : {"objective", "output"}
     curvature : float
         The loss's ``c`` (1/4 logistic, 1/(2h) Huber).
@@ -216,12 +217,13 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    nonprivate = eps == 0 or np.isinf(eps)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=not nonprivate)
     B = check_real("data_norm", data_norm, low=0.0, low_open=True)
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
     c = check_real("curvature", curvature, low=0.0, low_open=True)
     common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
-    if eps == 0 or np.isinf(eps):
+    if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
                            lambda_=lambda_, noise_scale=0.0, status="ok", **common)
     lA, lB, lc, ln, llam = map(math.log, (A, B, c, float(n), lambda_))
@@ -345,3 +347,40 @@ def default_lambda(n: int, eps: float, *, data_norm: float = 1.0, weights_bound:
                        "constant so that data_norm is nearer 1, or pass lambda_ explicitly"),
          "weights_bound": ("pass lambda_ explicitly", "pass lambda_ explicitly"),
          "n": ("", "pass lambda_ explicitly"), "curvature": ("", "pass lambda_ explicitly")})
+
+
+def warn_costly(cal: Calibration, stacklevel: int = 3) -> None:
+    """Warn when objective perturbation's penalty takes more than half of ε, or λ had to be
+    raised (status ``"adjusted lambda"``, which PrivateLR warns about too). Both are read from
+    the public calibration alone; the message suggests the default λ (penalty ε/10,
+    :func:`default_lambda`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_costly(calibrate(150, 5, eps=1.0, lambda_=0.01, data_norm=2 ** 0.5))
+    >>> print(w[0].message)
+    the privacy penalty of lambda_=0.01 is 0.5753641 of eps=1 (58%), leaving 0.4246359 for the noise; lambda_=0.06501389 (the default rule) costs eps/10
+    """
+    import warnings
+
+    if cal.method != "objective":
+        return
+    try:
+        suggest = default_lambda(cal.n, cal.eps, data_norm=cal.data_norm,
+                                 weights_bound=cal.weights_bound, curvature=cal.curvature)
+    except ValueError:                      # no double is the default λ: nothing to suggest
+        return
+    if cal.status.startswith("adjusted lambda"):
+        warnings.warn(f"lambda_={cal.lambda_requested:.7g} is too small for eps={cal.eps:.7g}: "
+                      f"its privacy penalty would use all of eps, so objective perturbation "
+                      f"raised lambda_ to {cal.lambda_:.7g} and spends eps/2 on the noise "
+                      f"(status 'adjusted lambda', as PrivateLR); lambda_={suggest:.7g} (the "
+                      "default rule) costs eps/10", UserWarning, stacklevel=stacklevel)
+    elif cal.penalty > cal.eps / 2:
+        warnings.warn(f"the privacy penalty of lambda_={cal.lambda_:.7g} is {cal.penalty:.7g} of "
+                      f"eps={cal.eps:.7g} ({100 * cal.penalty / cal.eps:.0f}%), leaving "
+                      f"{cal.eps_eff:.7g} for the noise; lambda_={suggest:.7g} (the default "
+                      "rule) costs eps/10", UserWarning, stacklevel=stacklevel)

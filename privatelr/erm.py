@@ -45,7 +45,7 @@ import numpy as np
 from ._validation import check_bool, check_gradient_scale, check_real
 from .accountant import require_budget
 from .backends import as_rows
-from .calibration import METHODS, Calibration, calibrate
+from .calibration import METHODS, Calibration, calibrate, warn_costly
 from .losses import HuberLoss, Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
 from .results import Diagnostics, ERMResult
@@ -146,9 +146,10 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
 def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, data_norm=1.0,
                   clip=False, small_eps="adjust", solver="auto", gtol=1e-10, maxiter=None,
                   allow_nonconverged=False) -> dict:
-    """The fit's arguments, checked (``ValueError``/``TypeError`` naming the argument)."""
-    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    """The fit's arguments, checked (``ValueError``/``TypeError`` naming the argument).
+    ``lambda_=0`` is allowed only in a non-private fit (``eps`` 0 or inf): maximum likelihood."""
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
+    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=cal_private(eps))
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     for name, flag in (("clip", clip), ("allow_nonconverged", allow_nonconverged)):
         check_bool(name, flag)
@@ -195,6 +196,7 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     cal = calibrate(scan.n, scan.d, eps=eps, lambda_=lambda_, method=method,
                     curvature=loss.curvature, data_norm=data_norm,
                     weights_bound=rows.weights_bound, small_eps=small_eps)
+    warn_costly(cal, stacklevel=4)
     n_clipped = 0
     if cal.method != "nonprivate" and norm_check and scan.n_over:
         if not clip:
@@ -202,12 +204,82 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
                                                   more=outside_hint))
         rows = rows.clipped(data_norm)
         n_clipped = scan.n_over
+    if cal.lambda_ == 0:
+        check_full_rank(rows)
     if accountant is not None:
         accountant.spend(eps, note=f"{cal.method} perturbation, {loss.name} loss")
-    return release(lambda noise: rows.objective(loss, cal.lambda_, noise), cal, rng,
-                   loss_name=loss.name, solver=solver, gtol=gtol, maxiter=maxiter,
-                   n_exceeding=scan.n_over, n_clipped=n_clipped,
-                   allow_nonconverged=allow_nonconverged)
+    res = release(lambda noise: rows.objective(loss, cal.lambda_, noise), cal, rng,
+                  loss_name=loss.name, solver=solver, gtol=gtol, maxiter=maxiter,
+                  n_exceeding=scan.n_over, n_clipped=n_clipped,
+                  allow_nonconverged=allow_nonconverged)
+    if cal.lambda_ == 0:
+        check_not_separated(rows, res)
+    return res
+
+
+#: |margin| above which a maximum-likelihood fit is checked for separation (p within 1e-13 of
+#: 0 or 1)
+_SATURATED = 30.0
+
+
+def _positive_rows(rows):
+    """The design and ±1 labels of the rows with positive weight (``lambda_=0`` checks)."""
+    X = getattr(rows, "X", None)
+    if X is None:
+        raise ValueError("lambda_=0 (maximum likelihood) needs the rows in memory, to check that "
+                         "the estimate exists (full rank, no separation); on Dask data use "
+                         "lambda_ > 0")
+    if rows.w is None:
+        return X, rows.y
+    keep = rows.w > 0
+    if not keep.any():
+        raise ValueError("lambda_=0: every weight is 0, so there is nothing to fit")
+    return X[keep], rows.y[keep]
+
+
+def check_full_rank(rows) -> None:
+    """Refuse ``lambda_=0`` on a design without full column rank (the maximum-likelihood
+    estimate would not be unique); the rank is read from a pivoted QR of the design."""
+    from scipy.linalg import qr
+
+    X, _ = _positive_rows(rows)
+    r = np.abs(np.diag(qr(X, mode="r", pivoting=True)[0]))
+    if r.size < X.shape[1] or r[-1] <= r[0] * max(X.shape) * np.finfo(float).eps:
+        raise ValueError("lambda_=0: the design does not have full column rank (a column is "
+                         "constant zero or a combination of others), so the maximum-likelihood "
+                         "estimate is not unique; drop the redundant columns or use lambda_ > 0")
+
+
+def check_not_separated(rows, res) -> None:
+    r"""Refuse a ``lambda_=0`` (plain maximum likelihood) fit whose minimiser is not finite.
+
+    Without a regulariser the logistic (or Huber) loss has a finite minimiser exactly when the
+    rows with positive weight are neither completely nor quasi-completely separated (Albert &
+    Anderson, Biometrika 71, 1984; the design has full rank: :func:`check_full_rank`). A
+    convex loss without a minimiser has no stationary point, so a converged solution whose
+    margins are all moderate (``|x'w| <= 30``) is the estimate, and nothing more is computed.
+    Otherwise separation is decided by a linear program (Konis, 2007): maximise
+    :math:`\sum_i y_i x_i^\top w` subject to :math:`y_i x_i^\top w \ge 0` for every row and
+    :math:`-1 \le w_j \le 1`; a positive optimum is a direction along which the loss decreases
+    for ever.
+    """
+    from scipy.optimize import linprog
+
+    X, y = _positive_rows(rows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        margins = np.abs(X @ res.coef)
+    if res.convergence == 0 and np.isfinite(margins).all() and margins.max() <= _SATURATED:
+        return
+    Z = X * y[:, None]                                  # rows y_i x_i
+    scale = np.abs(Z).max(axis=0)
+    scale[scale == 0] = 1.0
+    lp = linprog(-(Z / scale).sum(axis=0), A_ub=-(Z / scale), b_ub=np.zeros(Z.shape[0]),
+                 bounds=(-1.0, 1.0), method="highs")
+    if lp.status == 0 and -lp.fun > 1e-9 * Z.shape[0]:
+        raise ValueError("lambda_=0: the classes are separated (completely or quasi-completely: "
+                         "a linear combination of the columns predicts some labels perfectly), "
+                         "so the maximum-likelihood estimate is infinite. Use lambda_ > 0 (e.g. "
+                         "the default, lambda_=None), or drop the separating columns")
 
 
 def cal_private(eps: float) -> bool:

@@ -254,7 +254,7 @@ def model_from_dict(body: dict) -> DPLR:
         if not 0.0 <= p_tr <= 1.0 or (thr["method"] == "fixed" and p_tr != 0.5):
             raise _Bad("threshold: p_tr must lie in [0, 1] (0.5 when fixed)")
         status = _str(body["status"], "status", 200)
-        if not (status.startswith(cal.status) or status.startswith("unique.outcomes")):
+        if not status.startswith((cal.status, "unique.outcome")):   # R's spelling, or the manual's
             raise _Bad("status does not match the calibration")
         if _str(body["formula"], "formula") != spec.formula_r:
             raise _Bad("the formula differs from the design's")

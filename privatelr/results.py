@@ -36,7 +36,7 @@ import numpy as np
 from .calibration import Calibration
 from .scoring import outputs
 
-__all__ = ["Diagnostics", "ERMResult", "DPLR", "TuningRecord", "WALRResult", "predict",
+__all__ = ["Diagnostics", "ERMResult", "DPLR", "Status", "TuningRecord", "WALRResult", "predict",
            "summary", "guarantee_text", "MODEL_FORMAT", "MODEL_VERSION", "DIAGNOSTICS_KEY"]
 
 #: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
@@ -44,6 +44,50 @@ MODEL_FORMAT = "privatelr.model"
 MODEL_VERSION = 2
 #: The key under which a saved model holds its diagnostics, when the caller asked for them.
 DIAGNOSTICS_KEY = "diagnostics (not private)"
+
+
+class Status(str):
+    """A result's status text, R's words: ``"ok"``, ``"adjusted lambda"``, ``"unique.outcome"``
+    (+ ``" nonconvergence"``).
+
+    PrivateLR returns ``"unique.outcome"`` when every label is equal, while its manual says
+    ``"unique.outcomes"``; a status compares equal to either spelling, so code ported from R
+    works whichever it tests.
+
+    Examples
+    --------
+    >>> s = Status("unique.outcome")
+    >>> s == "unique.outcome", s == "unique.outcomes", s == "ok", s.startswith("unique.outcomes")
+    (True, True, False, True)
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def _canonical(text: str) -> str:
+        return text.replace("unique.outcomes", "unique.outcome")
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self._canonical(str(self)) == self._canonical(str(other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self._canonical(str(self)))
+
+    def startswith(self, prefix, *args):
+        if isinstance(prefix, str):
+            prefix = self._canonical(prefix)
+        elif isinstance(prefix, tuple):
+            prefix = tuple(self._canonical(p) for p in prefix)
+        return str.startswith(self._canonical(str(self)), prefix, *args)
+
+    def __reduce__(self):
+        return (str, (str(self),))
 
 
 def _rebuild(cls, state: dict):
@@ -255,8 +299,9 @@ class DPLR(_Released):
         (``guarantee_holds`` is False; print, summary, HTML and the saved file say so).
     status : str
         ``ok`` or ``adjusted lambda`` (public: from ``n``, ε and λ), + `` nonconvergence`` if the
-        solver did not converge. R's ``unique.outcomes`` (every label equal) marks non-private
-        and ``compat`` fits only: in a private fit it would disclose a fact about the labels.
+        solver did not converge. R's ``unique.outcome`` (every label equal; the manual's
+        ``unique.outcomes`` compares equal, see :class:`Status`) marks non-private and
+        ``compat`` fits only: in a private fit it would disclose a fact about the labels.
     convergence : int
         0 when converged.
     call : str
@@ -289,6 +334,7 @@ class DPLR(_Released):
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
+        object.__setattr__(self, "status", Status(self.status))
         if self.coef.shape != (len(self.spec.columns),):
             raise ValueError(f"{self.coef.size} coefficients for {len(self.spec.columns)} "
                              "design columns")

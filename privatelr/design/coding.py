@@ -75,6 +75,8 @@ def response_coding(lhs, yk: Kind, book: LevelBook, cols: Columns, n: int, respo
                   for v in vals.tolist()]
         if not levels:
             raise ValueError(f"the response {response!r} has no values")
+        if set(levels) <= {0, 1}:        # R's 0/1 coding, also when one value is absent
+            return "numeric", [0, 1], [0, 1]
         if levels != [0, 1]:
             book.learned_any = True
         return "numeric", levels, two_labels(levels)

@@ -169,6 +169,13 @@ def test_object_column_with_a_huge_int(empty_cwd, big, where):
     lambda v: len(set(v)) != 2))
 def test_class_labels_keep_their_type(y):
     frame = pd.DataFrame({"a": np.linspace(-0.4, 0.4, len(y)), "y": y})
+    # a numeric response must hold only 0 and 1 (R's manual) ...
     model, exc = clean_call(lambda: dplr("y ~ a", frame, eps=0))
+    if set(y) <= {0, 1}:
+        assert exc is None
+    else:
+        assert isinstance(exc, ValueError) and "other than 0 and 1" in str(exc), exc
+    # ... while R's code (compat) fits any numeric response, its smallest value coded 0
+    model, exc = clean_call(lambda: dplr("y ~ a", frame, eps=0, compat="PrivateLR"))
     assert exc is None
     check_probabilities(model, frame, len(y))

@@ -50,9 +50,14 @@ def test_dispatch_forms_agree(iris):
         assert list(m.coefficients.index) == list(ref.coefficients.index)
     m = _quiet(iris["Species"], iris.iloc[:, :4], **kw)
     assert m.formula.startswith("dplr.class ~ ")
-    # target in the middle of the frame
-    m = _quiet(iris, target="Sepal.Width", eps=0)
-    assert "Sepal.Width" not in m.coefficients.index and m.spec.response == "Sepal.Width"
+    # target in the middle of the frame (a numeric response must be 0/1: a bool column here)
+    m = _quiet(iris.assign(wide=iris["Sepal.Width"] > 3), target="wide", eps=0)
+    assert "wide" not in m.coefficients.index and m.spec.response == "wide"
+    # R's 1-based habit: target=1 is Sepal.Width here, numeric and not 0/1 -> a loud error
+    with pytest.raises(ValueError, match="0-based.*target = 4 is target=3"):
+        dplr(iris, target=1, eps=0)
+    with pytest.raises(ValueError, match="numeric with values other than 0 and 1"):
+        dplr("Sepal.Width ~ .", iris, eps=0)          # a formula: no word about positions
 
 
 def test_dispatch_matrix_and_arrays():
@@ -132,7 +137,11 @@ def test_unique_outcome(iris01):
     assert np.isfinite(m.coefficients).all()          # the private fit was still run
     with pytest.warns(UserWarning, match="single value"):
         r = dplr("I(Species == 'setosa') ~ .", df, random_state=0, compat="PrivateLR")
-    assert r.status.startswith("unique.outcomes")     # R's status, in R's mode
+    # R's status, in R's mode: PrivateLR returns "unique.outcome", its manual says
+    # "unique.outcomes"; both spellings compare equal
+    assert r.status == "unique.outcome" and r.status == "unique.outcomes"
+    assert str(r.status) == "unique.outcome" and r.status.startswith("unique.outcomes")
+    assert r.status != "ok"
     with pytest.warns(UserWarning, match="single value"):
         assert dplr("I(Species == 'setosa') ~ .", df, eps=0).status.startswith("unique")
 
@@ -209,8 +218,8 @@ def test_verbose_messages(iris01, capsys):
     assert capsys.readouterr().out == ""
     _quiet("Species ~ .", iris01, random_state=0, verbose=1)
     out = capsys.readouterr().out
-    # the one default rule: penalty eps/10 for the bound B = sqrt(2) (R's rule at B = 1 doubled)
-    assert "dplr: set lambda to: 0.0650138883102196" in out
+    # the one default rule: penalty eps/10 for the bound B = sqrt(2); 7 significant digits as R
+    assert "dplr: set lambda to: 0.06501389" in out
     assert "dplr: privacy penalty due to regularizer: 0.1" in out
     assert "dplr: privacy penalty due to regularizer:" in out and "dplr: alpha - penalty:" in out
     assert "dplr: design" not in out

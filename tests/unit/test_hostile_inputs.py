@@ -129,7 +129,7 @@ CASES = [
       "ValueError", r"only 0 and 1"),
     C("dplr-three-classes-eps0", "dplr", "numeric response with three values (eps = 0)",
       lambda: dplr("y ~ a", DF.assign(y=[0, 1, 2, 0, 1, 2, 0, 1]), eps=0),
-      "warns UserWarning", r"3 classes"),
+      "ValueError", r"numeric with values other than 0 and 1 \(0, 1, 2\)"),
     C("dplr-rows-outside-ball", "dplr", "covariate rows above data_norm (not clipped)",
       lambda: dplr("y ~ a", DF.assign(a=DF.a * 10), random_state=0), "ValueError",
       r"data_norm.*clip=True"),
