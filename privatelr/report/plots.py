@@ -8,7 +8,8 @@ Every function imports matplotlib lazily, draws on ``ax`` (a new figure when Non
   draw it on held-out data (on the training data it is not private).
 * :func:`privacy_utility` — test error or AUC against ε (log axis) or against the training size,
   mean and a band over repetitions, one line per method, from
-  :func:`privatelr.experiments.privacy_utility`.
+  :func:`privatelr.experiments.privacy_utility`; against ε the non-private fit is a reference
+  line averaged over every fold of the private points' design (:func:`reference_rows`).
 * :func:`plot_coefficients` — the released coefficients with the spread that the privacy noise
   gives a fresh private fit at the same ε. The spread is simulated from the public calibration
   only (no privacy budget is spent), see the function's docstring.

@@ -298,7 +298,7 @@ def summarize(model) -> DPLRSummary:
         if model.scaled:
             extra.append("the do_scale centre/scale")
         listed = extra[0] if len(extra) == 1 else ", ".join(extra[:-1]) + " and " + extra[-1]
-        if model.compat is None:
+        if headline is None:
             notes.append(" Note: only the coefficients are eps-differentially private; "
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
