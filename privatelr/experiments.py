@@ -4,7 +4,13 @@ r"""Privacy–utility experiments: cross-validated test error and AUC of private
 cross-validation, and for every fold, privacy level and private method, ``repeats`` independent
 noise draws ("random restarts") of the private fit on the training folds, each scored on the
 held-out fold. The fits go through :func:`privatelr.erm.fit`, the same engine (and calibration)
-users get; the non-private fit is computed once per fold.
+users get; the non-private fit is computed once per fold (and training size).
+
+When ``lambda_`` is not given, every fit uses the one default rule of the package,
+:func:`privatelr.calibration.default_lambda` (as :func:`privatelr.dplr` and
+:class:`privatelr.DPLogisticRegression` do): computed from the fit's own training size, its ε and
+the design rows' norm bound B, so each ε of the grid gets its own λ (the non-private fits get
+the rule's eps = 0 value, 0.001). The ``lambda`` column says which λ each fit used.
 
 Randomness and parallelism
 --------------------------
@@ -34,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from . import erm
-from .calibration import norm_bound
+from .calibration import default_lambda, norm_bound
 from ._validation import as_float_matrix, check_bool, check_int, check_real
 from .mechanisms import check_random_state
 from .report.roc import c_index
@@ -42,7 +48,7 @@ from .report.roc import c_index
 __all__ = ["privacy_utility", "COLUMNS"]
 
 #: Columns of the table returned by :func:`privacy_utility`.
-COLUMNS = ["method", "eps", "fold", "repeat", "n_train", "error", "auc", "seconds"]
+COLUMNS = ["method", "eps", "fold", "repeat", "n_train", "lambda", "error", "auc", "seconds"]
 
 _METHODS = ("objective", "output", "nonprivate")
 
@@ -120,6 +126,11 @@ def _init_worker(state: dict) -> None:
     _STATE.update(state)
 
 
+def _lambda(lambda_: float | None, n: int, eps: float, B: float) -> float:
+    """The λ of one fit: the one given, else the package's default rule for these n, ε, B."""
+    return default_lambda(n, eps, data_norm=B) if lambda_ is None else lambda_
+
+
 def _run_repeat(task: tuple) -> list[tuple]:
     """All private fits of one repeat (every fold, size, ε and private method)."""
     r, seed = task
@@ -133,11 +144,12 @@ def _run_repeat(task: tuple) -> list[tuple]:
             for eps in s["eps_grid"]:
                 for method in s["private"]:
                     t0 = time.perf_counter()
-                    res = erm.fit(X[tr], y[tr], lambda_=s["lambda_"], eps=eps, method=method,
+                    lam = _lambda(s["lambda_"], tr.size, eps, s["B"])
+                    res = erm.fit(X[tr], y[tr], lambda_=lam, eps=eps, method=method,
                                   data_norm=s["B"], clip=s["clip"], random_state=rng)
                     err, auc = _score(X[test], y[test], res.coef)
-                    rows.append((method, float(eps), k, r, int(tr.size), err, auc,
-                                 time.perf_counter() - t0))
+                    rows.append((method, float(eps), k, r, int(tr.size), float(res.lambda_),
+                                 err, auc, time.perf_counter() - t0))
     return rows
 
 
@@ -183,7 +195,13 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
     folds : int
         Number of cross-validation folds (>= 2).
     lambda_ : float, optional
-        Regulariser of ``(λ/2)‖w‖²``; default ``1/sqrt(n_train)`` of the largest training set.
+        Regulariser of ``(λ/2)‖w‖²`` for every fit. Default: the package's one rule,
+        :func:`privatelr.calibration.default_lambda`, per fit — ``c·B²/(n(exp(ε/20) − 1))``
+        for that fit's training size ``n``, its ε and the design rows' bound ``B`` (the
+        smallest λ whose objective-perturbation penalty is ε/10, as in :func:`privatelr.dplr`),
+        and 0.001 for the non-private fits (the rule at eps = 0). Objective perturbation may
+        still raise a given λ that leaves no budget (status ``adjusted lambda``); the
+        ``lambda`` column holds the λ each fit used.
     n_train : int or sequence of int, optional
         Train on the first ``n_train`` rows of each fold's (shuffled) training part — one point
         of a learning curve per value. Default: the whole training part.
@@ -203,8 +221,10 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
     Returns
     -------
     pandas.DataFrame
-        One row per fit, columns :data:`COLUMNS`: ``method, eps, fold, repeat, n_train, error,
-        auc, seconds`` (test error and AUC on the held-out fold; seconds of the fit and scoring).
+        One row per fit, columns :data:`COLUMNS`: ``method, eps, fold, repeat, n_train, lambda,
+        error, auc, seconds`` (the λ the fit used; test error and AUC on the held-out fold;
+        seconds of the fit and scoring). The folds' training parts differ by at most one row
+        when ``folds`` does not divide ``n``, so ``n_train`` may differ by one between folds.
 
     Examples
     --------
@@ -213,7 +233,7 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
     >>> res = privacy_utility(X, y=y, eps_grid=[1.0], repeats=2, folds=3, lambda_=0.01,
     ...                       random_state=0)
     >>> list(res.columns)
-    ['method', 'eps', 'fold', 'repeat', 'n_train', 'error', 'auc', 'seconds']
+    ['method', 'eps', 'fold', 'repeat', 'n_train', 'lambda', 'error', 'auc', 'seconds']
     >>> res.groupby("method").size().to_dict()
     {'nonprivate': 3, 'objective': 6, 'output': 6}
     """
@@ -245,9 +265,8 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
         if max(sizes) > smallest:
             raise ValueError(f"n_train must be <= {smallest}, the smallest training part of "
                              f"{folds}-fold cross-validation on {n} rows; got {max(sizes)}")
-    if lambda_ is None:
-        lambda_ = 1.0 / math.sqrt(max(smallest if s is None else s for s in sizes))
-    lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
+    if lambda_ is not None:
+        lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=True)
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     children = root.spawn(repeats)
 
@@ -257,10 +276,10 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
             for s in sizes:
                 tr = train if s is None else train[:s]
                 t0 = time.perf_counter()
-                res = erm.fit(X[tr], yy[tr], lambda_=lambda_, eps=0.0)
+                res = erm.fit(X[tr], yy[tr], lambda_=_lambda(lambda_, tr.size, 0.0, B), eps=0.0)
                 err, auc = _score(X[test], yy[test], res.coef)
-                rows.append(("nonprivate", math.inf, k, 0, int(tr.size), err, auc,
-                             time.perf_counter() - t0))
+                rows.append(("nonprivate", math.inf, k, 0, int(tr.size), float(res.lambda_),
+                             err, auc, time.perf_counter() - t0))
 
     private = tuple(m for m in methods if m != "nonprivate")
     if private:

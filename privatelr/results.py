@@ -698,24 +698,9 @@ class WALRResult:
 
     def summary(self) -> str:
         """A plain-text summary: the release's guarantee, the solver and the coefficients."""
-        if self.mechanism is None:
-            release = "trained from a plain vector: privacy guarantee unknown"
-        elif self.mechanism == "none":
-            release = "exact dot product (eps=inf): NOT private"
-        else:
-            release = (f"(eps={self.eps:g}, delta={self.delta:g})-label-DP, {self.mechanism} "
-                       f"Gaussian mechanism, sigma={self.sigma:.4g}")
-        lines = ["WALR: label-private logistic regression (Yuan & Lazarsfeld)",
-                 f"Release : {release}",
-                 f"Data    : n={self.n}, k={self.k}",
-                 f"Solver  : {self.solver}, lambda={self.lambda_:g}, status {self.status}, "
-                 f"{self.iterations} iterations, gradient {self.grad_norm:.3g}",
-                 f"Message : {self.message}",
-                 "Coefficients:"]
-        width = max(len(c) for c in self.columns)
-        lines += [f"  {c:<{width}}  {v: .6g}" for c, v in zip(self.columns, self.coef)]
-        lines.append("Only the labels are protected; features and weights are treated as public.")
-        return "\n".join(lines)
+        from .report.text import walr_text
+
+        return walr_text(self)
 
     def __str__(self) -> str:
         return self.summary()

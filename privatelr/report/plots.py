@@ -8,7 +8,8 @@ Every function imports matplotlib lazily, draws on ``ax`` (a new figure when Non
   draw it on held-out data (on the training data it is not private).
 * :func:`privacy_utility` — test error or AUC against ε (log axis) or against the training size,
   mean and a band over repetitions, one line per method, from
-  :func:`privatelr.experiments.privacy_utility`.
+  :func:`privatelr.experiments.privacy_utility`; against ε the non-private fit is a reference
+  line averaged over every fold of the private points' design (:func:`reference_rows`).
 * :func:`plot_coefficients` — the released coefficients with the spread that the privacy noise
   gives a fresh private fit at the same ε. The spread is simulated from the public calibration
   only (no privacy budget is spent), see the function's docstring.
@@ -22,7 +23,8 @@ import numpy as np
 
 from ..exceptions import PrivacyWarning
 
-__all__ = ["plot_roc", "privacy_utility", "plot_coefficients", "roc_curve", "noise_draws"]
+__all__ = ["plot_roc", "privacy_utility", "plot_coefficients", "roc_curve", "noise_draws",
+           "reference_rows"]
 
 _INSTALL = 'matplotlib is needed for privatelr plots; install it with: pip install "privatelr[plot]"'
 
@@ -171,7 +173,7 @@ _LABELS = {"objective": "objective perturbation", "output": "output perturbation
 
 
 def privacy_utility(results, metric: str = "error", ax=None, *, x: str = "eps",
-                    band: str = "sd"):
+                    band: str = "sd", colors: dict | None = None):
     """Plot a privacy–utility table (:func:`privatelr.experiments.privacy_utility`).
 
     Parameters
@@ -182,11 +184,21 @@ def privacy_utility(results, metric: str = "error", ax=None, *, x: str = "eps",
         Test error or test AUC on the y axis.
     ax : matplotlib Axes, optional
     x : {"eps", "n_train"}
-        ε on a log axis (the non-private fit, ``eps = inf``, is a horizontal dashed line), or
-        the training-set size (a learning curve; needs a single ε per private method).
+        ε on a log axis, or the training-set size (a learning curve; needs a single ε per
+        private method). Against ε the non-private fit (``eps = inf``) is a horizontal dashed
+        reference line: the mean of the non-private fits over **every fold of the same design
+        as the private points** — the (fold, ``n_train``) pairs the private rows were trained
+        on — so it is the number the private points are compared with. (The folds' training
+        parts may differ by one row when ``folds`` does not divide ``n``; every fold counts.)
+        The private points of one plot must share one design: a table with several training
+        sizes per fold (a learning curve) must be filtered to one ``n_train`` first.
     band : {"sd", "quantile"}
         Shaded band: mean ± one standard deviation over folds × repeats (the paper's summary),
         or the 10%–90% quantiles.
+    colors : dict, optional
+        Method -> matplotlib colour. Default: objective ``C0``, output ``C1``, non-private
+        black; pass a mapping so that a method keeps one colour across panels and figures
+        (other methods otherwise take ``C2``, ``C3``, … in their order in ``results``).
 
     Returns
     -------
@@ -222,25 +234,33 @@ def privacy_utility(results, metric: str = "error", ax=None, *, x: str = "eps",
         raise ValueError(f"results lacks column(s) {sorted(missing)}")
     if results.empty:
         raise ValueError("results is empty")
-    ax = _axes(ax)
+    if colors is not None and not isinstance(colors, dict):
+        raise TypeError(f"colors must be a dict mapping method to colour, got "
+                        f"{type(colors).__name__}")
     methods = list(dict.fromkeys(results["method"]))
-    private_eps = results.loc[np.isfinite(results["eps"]), "eps"]
+    private = results[np.isfinite(results["eps"])]
+    private_eps = private["eps"]
+    if x == "eps":
+        _check_one_design(private)
+    ax = _axes(ax)
+    palette = {"objective": "C0", "output": "C1", "nonprivate": "k"} | dict(colors or {})
     for i, method in enumerate(methods):
         sub = results[results["method"] == method]
-        color = {"objective": "C0", "output": "C1", "nonprivate": "k"}.get(method, f"C{i + 2}")
+        color = palette.get(method, f"C{i + 2}")
         label = _LABELS.get(method, method)
         if x == "n_train" and sub["eps"].nunique() > 1:
             raise ValueError(f"x='n_train' needs one eps per method; {method!r} has "
                              f"{sorted(sub['eps'].unique())} (filter the table first)")
         key = x if (x == "n_train" or np.isfinite(sub["eps"]).all()) else None
         if key is None:                    # non-private against eps: a horizontal line
-            if x == "eps" and "n_train" in sub and sub["n_train"].nunique() > 1:
-                sub = sub[sub["n_train"] == sub["n_train"].max()]
+            sub = reference_rows(sub, private)
             vals = sub[metric].to_numpy(dtype=float)
             m = float(np.nanmean(vals))
             lo, hi = _band(vals, band, m)
             xs = (private_eps.min(), private_eps.max()) if len(private_eps) else (0.1, 1.0)
-            ax.plot(xs, [m, m], ls="--", color=color, label=label)
+            folds = sub["fold"].nunique() if "fold" in sub else len(sub)
+            ax.plot(xs, [m, m], ls="--", color=color,
+                    label=f"{label} (mean of {folds} folds, same training sets)")
             ax.fill_between(xs, [lo, lo], [hi, hi], color=color, alpha=0.12, lw=0)
             continue
         groups = sub.groupby(key)[metric]
@@ -264,6 +284,48 @@ def privacy_utility(results, metric: str = "error", ax=None, *, x: str = "eps",
     ax.set_title(f"mean {what} over folds × repeats")
     ax.legend(fontsize="small")
     return ax
+
+
+def _check_one_design(private) -> None:
+    """Private points plotted against ε must come from one training design: one training size
+    per fold (a learning-curve table mixes several and must be filtered first)."""
+    if "n_train" not in private or "fold" not in private or private.empty:
+        return
+    if private.groupby("fold")["n_train"].nunique().max() > 1:
+        sizes = sorted(int(v) for v in private["n_train"].unique())
+        raise ValueError(f"x='eps' needs one training size per fold, but the private rows have "
+                         f"n_train {sizes}; filter the table to one size first, e.g. "
+                         f"results[results.n_train == {sizes[-1]}]")
+
+
+def reference_rows(nonprivate, private):
+    """The non-private rows a plot against ε compares the private points with.
+
+    The non-private fits of every fold of the private points' design: the rows whose
+    (``fold``, ``n_train``) pair occurs among the private rows (all non-private rows when the
+    table has no private rows, no ``n_train`` or no ``fold`` column to match). Folds whose
+    training parts differ by one row (``folds`` not dividing ``n``) all count.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"method": ["objective"] * 2 + ["nonprivate"] * 4,
+    ...                   "eps": [1.0, 1.0] + [float("inf")] * 4, "fold": [0, 1, 0, 1, 0, 1],
+    ...                   "n_train": [100, 99, 100, 99, 50, 50], "error": 0.1})
+    >>> reference_rows(t[t.method == "nonprivate"], t[t.method == "objective"]).index.tolist()
+    [2, 3]
+    """
+    if private.empty or "n_train" not in nonprivate or "n_train" not in private:
+        return nonprivate
+    keys = ["fold", "n_train"] if "fold" in nonprivate and "fold" in private else ["n_train"]
+    design = set(map(tuple, private[keys].drop_duplicates().to_numpy().tolist()))
+    mask = [tuple(r) in design for r in nonprivate[keys].to_numpy().tolist()]
+    chosen = nonprivate[np.asarray(mask, dtype=bool)]
+    if chosen.empty:
+        raise ValueError("results has no non-private fit on the private points' training "
+                         "design (fold, n_train); run privacy_utility with methods including "
+                         "'nonprivate' on the same folds, or drop the non-private rows")
+    return chosen
 
 
 def _band(vals: np.ndarray, band: str, m: float) -> tuple[float, float]:

@@ -5,17 +5,31 @@ the formula; ``Privacy level``, ``Regularization parameter``, ``Convergence of o
 ``C-index (AUC)``, ``Status`` (and the projection dimension); the coefficients printed like R's
 named numeric vector (7 significant digits, right-aligned names, 80 columns). privatelr appends one
 more group saying how the privacy was calibrated and which printed numbers are *not* private.
+Lines longer than 80 columns wrap: the formula as R's ``deparse`` breaks it (after an operator,
+continuation lines indented by four spaces), privatelr's notes at word boundaries.
+
+Every number shown — in this text and in the Jupyter HTML (:mod:`privatelr.report.html`) — is
+formatted here, once: :func:`summary_values` for the scalar fields (R's ``paste``: 15 significant
+digits), :func:`format_coefficients` for the coefficients (R's ``print``: 7 significant digits,
+a common layout), :func:`guarantee_headline` for the warning that leads a fit whose guarantee
+does not hold.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..design import r_number
 
-__all__ = ["DPLRSummary", "format_named_vector", "summarize", "VOID_HEADLINE"]
+__all__ = ["DPLRSummary", "format_named_vector", "format_coefficients", "summarize",
+           "summary_values", "guarantee_headline", "wrap_formula", "wrap_note", "walr_values",
+           "walr_headline", "walr_text", "VOID_HEADLINE", "WIDTH"]
+
+#: Line width of the text summaries (R's default ``options(width = 80)``).
+WIDTH = 80
 
 
 def _sig_exp(x: float, digits: int) -> tuple[int, int]:
@@ -54,7 +68,20 @@ def _format_reals(values, digits: int = 7) -> list[str]:
     return out
 
 
-def format_named_vector(values: Mapping[str, float], width: int = 80, digits: int = 7) -> str:
+def format_coefficients(values: Mapping[str, float], digits: int = 7) -> dict:
+    """Name -> text of each number, formatted together as R's ``print`` formats a numeric
+    vector (``digits`` significant digits, one common number of decimals, fixed unless too wide).
+
+    Examples
+    --------
+    >>> format_coefficients({"a": 1.5, "b": -2.0, "c": 0.123456789})
+    {'a': '1.5000000', 'b': '-2.0000000', 'c': '0.1234568'}
+    """
+    names = [str(k) for k in values]
+    return dict(zip(names, _format_reals(list(values.values()), digits)))
+
+
+def format_named_vector(values: Mapping[str, float], width: int = WIDTH, digits: int = 7) -> str:
     """Render a named numeric vector the way R's ``print`` does.
 
     Examples
@@ -64,7 +91,7 @@ def format_named_vector(values: Mapping[str, float], width: int = 80, digits: in
      1.5 -2.0 
     """
     names = [str(k) for k in values]
-    texts = _format_reals(list(values.values()), digits)
+    texts = list(format_coefficients(values, digits).values())
     if not names:
         return "numeric(0)"
     w = max(max(len(n) for n in names), max(len(t) for t in texts))
@@ -99,11 +126,11 @@ class DPLRSummary:
     notes: list = field(default_factory=list)
 
     def __str__(self) -> str:
-        parts = [self.formula + " \n"]
+        parts = [wrap_formula(self.formula) + " \n"]
         parts.append("".join(line + " \n" for line in self.common.values()))
         parts.append(format_named_vector(self.coefficients) + "\n")
         if self.notes:
-            parts.append("".join(line + "\n" for line in self.notes))
+            parts.append("".join(wrap_note(line) + "\n" for line in self.notes))
         return "\n".join(parts)
 
     __repr__ = __str__
@@ -117,7 +144,8 @@ class DPLRSummary:
         return "<pre>" + html.escape(str(self)) + "</pre>"
 
 
-#: The first line of every summary of a fit whose guarantee does not hold.
+#: The first of privatelr's notes in the text summary of a ``compat="PrivateLR"`` fit (R's
+#: layout keeps the formula first) and the headline of its HTML view.
 VOID_HEADLINE = (" NOT PRIVATE: compat='PrivateLR' reproduces R's PrivateLR (norm bound 1 despite "
                  "the intercept, rows not clipped, structure learned from the data); the stated "
                  "eps does not hold.")
@@ -131,20 +159,126 @@ def _c_index_text(model) -> str:
     return r_number(model.CIndex)
 
 
+def wrap_formula(formula: str, width: int = WIDTH) -> str:
+    """Break a long formula as R's ``deparse`` does: after a ``+`` (or another operator, or a
+    space), continuation lines indented by four spaces, each line (with its trailing space) at
+    most ``width`` columns when the words allow it (a single longer word stays whole).
+
+    Examples
+    --------
+    >>> print(wrap_formula("y ~ " + " + ".join(f"x{i}" for i in range(1, 25)), width=40))
+    y ~ x1 + x2 + x3 + x4 + x5 + x6 + x7 + 
+        x8 + x9 + x10 + x11 + x12 + x13 + 
+        x14 + x15 + x16 + x17 + x18 + x19 + 
+        x20 + x21 + x22 + x23 + x24
+    """
+    if len(formula) <= width:
+        return formula
+    words = formula.split(" ")
+    lines, line = [], ""
+    for i, word in enumerate(words):
+        if not line:
+            line = word
+            continue
+        if word in _OPERATORS:                 # an operator ends its line, never starts one
+            line += " " + word
+            continue
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        need = len(word) + (2 + len(nxt) if nxt in _OPERATORS else 0)   # with "+ " after it
+        if len(line) + 1 + need > width and line.strip():
+            lines.append(line + " ")
+            line = "    " + word
+        else:
+            line += " " + word
+    lines.append(line)
+    return "\n".join(lines)
+
+
+_OPERATORS = frozenset({"+", "-", "*", "/", ":", "%in%", "|", "~", "^"})
+
+
+def wrap_note(note: str, width: int = WIDTH) -> str:
+    """Wrap one of privatelr's note lines at word boundaries, every line led by one space.
+
+    Examples
+    --------
+    >>> print(wrap_note(" Note: " + "word " * 12, width=30))
+     Note: word word word word
+     word word word word word
+     word word word
+    """
+    return textwrap.fill(note.strip(), width=width, initial_indent=" ", subsequent_indent=" ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def summary_values(model) -> dict:
+    """The scalar fields of a ``dplr`` model as the summaries print them (one home for the
+    formatting of the text summary and of the HTML view): R's ``paste`` digits, ``eps'`` and
+    the penalty rounded to 10 decimals, the norm bound to 6, ``NA`` for a missing C-index.
+
+    Examples
+    --------
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> iris = load_iris(); iris[iris.columns[:4]] /= 12
+    >>> v = summary_values(dplr("I(Species == 'setosa') ~ .", iris, eps=1, random_state=0))
+    >>> v["eps"], v["lambda"], v["norm_bound"], v["eps_eff"]
+    ('1', '0.0650138883102196', '1.414214', '0.9')
+    """
+    return {
+        "eps": r_number(model.eps),
+        "lambda": r_number(model.lambda_),
+        "eps_eff": r_number(round(model.eps_eff, 10)),
+        "penalty": r_number(round(model.penalty, 10)),
+        "norm_bound": r_number(round(model.norm_bound, 6)),
+        "data_norm": r_number(model.data_norm),
+        "convergence": "TRUE" if model.convergence == 0 else "FALSE",
+        "c_index": _c_index_text(model),
+        "p_tr": r_number(model.p_tr),
+    }
+
+
+def guarantee_headline(model) -> str | None:
+    """The warning that leads the view of a ``dplr`` fit whose ε guarantee does not hold
+    (``compat="PrivateLR"``, a non-private fit, an accepted non-converged solve), else None.
+    Duck-typed: reads ``compat``, ``method`` and ``status``.
+
+    Examples
+    --------
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> iris = load_iris(); iris[iris.columns[:4]] /= 12
+    >>> guarantee_headline(dplr("I(Species == 'setosa') ~ .", iris, eps=0))
+    'NOT PRIVATE: a non-private fit (eps = 0); no privacy guarantee.'
+    >>> guarantee_headline(dplr("I(Species == 'setosa') ~ .", iris, eps=1, random_state=0)) is None
+    True
+    """
+    if getattr(model, "compat", None) == "PrivateLR":
+        return VOID_HEADLINE.strip()
+    if model.method == "nonprivate":
+        return "NOT PRIVATE: a non-private fit (eps = 0); no privacy guarantee."
+    if "nonconvergence" in str(getattr(model, "status", "")):
+        return ("NOT PRIVATE: the solver did not reach the exact minimiser the guarantee needs "
+                "(allow_nonconverged=True); the stated eps does not hold.")
+    return None
+
+
 def summarize(model) -> DPLRSummary:
     """Build the summary of a fitted ``dplr`` model (duck-typed: any object with its fields)."""
+    v = summary_values(model)
     common = {
-        "epsilon": f" Privacy level: {r_number(model.eps)}",
-        "lambda": f" Regularization parameter: {r_number(model.lambda_)}",
-        "convergence": f" Convergence of optimization : {'TRUE' if model.convergence == 0 else 'FALSE'}",
-        "c_index": f" C-index (AUC): {_c_index_text(model)}",
+        "epsilon": f" Privacy level: {v['eps']}",
+        "lambda": f" Regularization parameter: {v['lambda']}",
+        "convergence": f" Convergence of optimization : {v['convergence']}",
+        "c_index": f" C-index (AUC): {v['c_index']}",
         "status": f" Status: {model.status}",
     }
     if model.did_rp:
         common["rp_dim"] = f" Number of dimensions in random projection: {model.rp_dim}"
     notes = []
-    if model.compat == "PrivateLR" and model.method != "nonprivate":
-        notes.append(VOID_HEADLINE)
+    headline = guarantee_headline(model)
+    if headline is not None and model.method != "nonprivate":
+        notes.append(" " + headline)
     if model.method == "nonprivate":
         notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
     else:
@@ -153,21 +287,100 @@ def summarize(model) -> DPLRSummary:
             bound = ("PrivateLR calibration, norm bound 1 (intercept ignored: the guarantee "
                      "does not hold as stated)")
         elif model.spec.intercept:
-            bound = (f"norm bound {r_number(round(model.norm_bound, 6))} = sqrt(data_norm^2 + 1), "
-                     f"data_norm {r_number(model.data_norm)} plus the intercept")
+            bound = (f"norm bound {v['norm_bound']} = sqrt(data_norm^2 + 1), "
+                     f"data_norm {v['data_norm']} plus the intercept")
         else:
-            bound = f"norm bound data_norm = {r_number(model.data_norm)}"
-        notes.append(f" Privacy: {how}, eps' = {r_number(round(model.eps_eff, 10))}; {bound}.")
+            bound = f"norm bound data_norm = {v['data_norm']}"
+        notes.append(f" Privacy: {how}, eps' = {v['eps_eff']}; {bound}.")
         extra = ["the C-index"]
         if model.threshold != "fixed":
             extra.append(f"the {model.threshold} threshold")
         if model.scaled:
             extra.append("the do_scale centre/scale")
         listed = extra[0] if len(extra) == 1 else ", ".join(extra[:-1]) + " and " + extra[-1]
-        if model.compat is None:
+        if headline is None:
             notes.append(" Note: only the coefficients are eps-differentially private; "
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
-    notes.append(f" Classification threshold (p.tr): {r_number(model.p_tr)}")
-    coefs = {k: float(v) for k, v in model.coefficients.items()}
+    notes.append(f" Classification threshold (p.tr): {v['p_tr']}")
+    coefs = {k: float(c) for k, c in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# WALR (label-private logistic regression)
+# ---------------------------------------------------------------------------------------------
+
+def walr_values(result) -> dict:
+    """The numbers of a WALR result as its summaries print them (text and HTML: one home).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privatelr import noisy_dot_product, walr_fit
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(200, 2)); y = (X[:, 0] > 0.5).astype(int)
+    >>> rel = noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0)
+    >>> walr_values(walr_fit(X, rel, lambda_=0.1))["guarantee"]
+    '(eps=1, delta=1e-05)-label-DP'
+    """
+    if result.mechanism is None:
+        guarantee = "unknown: trained from a plain vector"
+    elif result.mechanism == "none":
+        guarantee = "none: exact dot product (eps = inf), NOT private"
+    else:
+        guarantee = f"(eps={result.eps:g}, delta={result.delta:g})-label-DP"
+    return {
+        "guarantee": guarantee,
+        "mechanism": result.mechanism if result.mechanism else "unknown",
+        "sigma": "" if result.sigma is None else f"{result.sigma:.4g}",
+        "lambda": f"{result.lambda_:g}",
+        "grad_norm": f"{result.grad_norm:.3g}",
+        "coefficients": {str(c): f"{float(v): .6g}" for c, v in zip(result.columns,
+                                                                    result.coef)},
+    }
+
+
+def walr_headline(result) -> str | None:
+    """The warning that leads the view of a WALR result without a label-privacy guarantee
+    (an exact, eps = inf dot product, or a plain vector of unknown origin), else None."""
+    if result.mechanism is None:
+        return ("GUARANTEE UNKNOWN: trained from a plain vector, not from a NoisyDotProduct "
+                "release; nothing says the labels are protected.")
+    if result.mechanism == "none":
+        return "NOT PRIVATE: trained from the exact dot product (eps = inf)."
+    return None
+
+
+def walr_text(result) -> str:
+    """``WALRResult.summary()``: the release's guarantee, the solver and the coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privatelr import noisy_dot_product, walr_fit
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(200, 2)); y = (X[:, 0] > 0.5).astype(int)
+    >>> rel = noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0)
+    >>> walr_text(walr_fit(X, rel, lambda_=0.1)).splitlines()[1][:44]
+    'Release : (eps=1, delta=1e-05)-label-DP, ana'
+    """
+    v = walr_values(result)
+    if result.mechanism is None:
+        release = "trained from a plain vector: privacy guarantee unknown"
+    elif result.mechanism == "none":
+        release = "exact dot product (eps=inf): NOT private"
+    else:
+        release = f"{v['guarantee']}, {result.mechanism} Gaussian mechanism, sigma={v['sigma']}"
+    lines = ["WALR: label-private logistic regression (Yuan & Lazarsfeld)",
+             f"Release : {release}",
+             f"Data    : n={result.n}, k={result.k}",
+             f"Solver  : {result.solver}, lambda={v['lambda']}, status {result.status}, "
+             f"{result.iterations} iterations, gradient {v['grad_norm']}",
+             f"Message : {result.message}",
+             "Coefficients:"]
+    coefs = v["coefficients"]
+    width = max((len(c) for c in coefs), default=0)
+    lines += [f"  {c:<{width}}  {t}" for c, t in coefs.items()]
+    lines.append("Only the labels are protected; features and weights are treated as public.")
+    return "\n".join(lines)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from privatelr import erm
+from privatelr.calibration import default_lambda, norm_bound
 from privatelr.datasets import load_iris, make_sphere
 from privatelr.experiments import COLUMNS, privacy_utility
 
@@ -23,7 +24,8 @@ def test_columns_and_counts(data):
     res = privacy_utility(X, y=y, eps_grid=[0.5, 2.0], repeats=3, folds=4, lambda_=0.01,
                           random_state=0)
     assert list(res.columns) == COLUMNS == ["method", "eps", "fold", "repeat", "n_train",
-                                            "error", "auc", "seconds"]
+                                            "lambda", "error", "auc", "seconds"]
+    assert (res["lambda"] == 0.01).all()                   # a given lambda_ is used as given
     counts = res.groupby("method").size().to_dict()
     assert counts == {"objective": 2 * 3 * 4, "output": 2 * 3 * 4, "nonprivate": 4}
     assert list(dict.fromkeys(res.method)) == ["objective", "output", "nonprivate"]
@@ -78,6 +80,33 @@ def test_learning_curve_sizes_and_formula_input():
                           folds=3, n_train=[30, 90], random_state=0)
     assert sorted(res.n_train.unique()) == [30, 90]
     assert len(res) == 2 * (2 * 3 * 2) + 2 * 3
+
+
+def test_default_lambda_is_the_package_rule_per_eps_and_training_size(data):
+    # without lambda_ every fit uses calibration.default_lambda (dplr's rule) for its own n,
+    # its eps and the design's bound B; the non-private fits use the rule's eps = 0 value.
+    # 500 rows in 3 folds give training parts of 333 and 334 rows, so a rule computed once
+    # (or 1/sqrt(n), the old default: 0.0547 here against 0.0297 at eps = 0.5) fails.
+    X, y = data
+    res = privacy_utility(X, y=y, eps_grid=[0.5, 4.0], repeats=1, folds=3, random_state=0)
+    for row in res.to_dict("records"):
+        eps = 0.0 if row["method"] == "nonprivate" else row["eps"]
+        assert row["lambda"] == default_lambda(row["n_train"], eps, data_norm=1.0)
+    assert set(res.n_train) == {333, 334}
+    assert res.loc[res.method == "nonprivate", "lambda"].eq(0.001).all()
+    assert res.loc[res.eps == 0.5, "lambda"].max() < 0.6 / np.sqrt(334)
+
+
+def test_default_lambda_with_a_formula_uses_the_intercept_aware_bound():
+    # a formula with an intercept: B = sqrt(data_norm^2 + 1), so the default is twice R's at
+    # data_norm = 1 (B^2 = 2), exactly what dplr uses on the same rows
+    iris = load_iris()
+    iris[iris.columns[:4]] /= 12
+    res = privacy_utility("I(Species == 'setosa') ~ .", iris, eps_grid=[1.0], repeats=1,
+                          folds=3, methods=["objective"], random_state=0)
+    B = norm_bound(1.0, True)
+    assert res["lambda"].tolist() == [default_lambda(100, 1.0, data_norm=B)] * 3
+    assert res["lambda"].iloc[0] == pytest.approx(2 * default_lambda(100, 1.0))
 
 
 def test_bad_arguments(data):

@@ -120,6 +120,65 @@ def test_privacy_utility_plot_learning_curve(table):
         plot.privacy_utility(table.to_dict())
 
 
+def _reference_line(ax):
+    return next(ln for ln in ax.get_lines() if ln.get_label().startswith("non-private"))
+
+
+def test_privacy_utility_reference_line_averages_every_fold_of_the_private_design():
+    # 5-fold CV on a row count that 5 does not divide: the training parts differ by one row
+    # (fold 0-2: 400 rows, fold 3-4: 399). The reference must be the non-private mean over ALL
+    # five folds the private points were trained on: (0.1+0.2+0.3+0.6+0.8)/5 = 0.4. Keeping
+    # only the folds with the largest n_train (the old rule) gives (0.1+0.2+0.3)/3 = 0.2.
+    sizes = [400, 400, 400, 399, 399]
+    priv = pd.DataFrame({"method": "objective", "eps": 1.0, "fold": range(5), "repeat": 0,
+                         "n_train": sizes, "error": 0.5, "auc": 0.5})
+    nonp = pd.DataFrame({"method": "nonprivate", "eps": np.inf, "fold": range(5), "repeat": 0,
+                         "n_train": sizes, "error": [0.1, 0.2, 0.3, 0.6, 0.8], "auc": 0.9})
+    ax = plot.privacy_utility(pd.concat([priv, nonp], ignore_index=True))
+    ref = _reference_line(ax)
+    assert ref.get_ydata()[0] == pytest.approx(0.4)
+    assert "mean of 5 folds" in ref.get_label()
+    plt.close(ax.figure)
+
+
+def test_privacy_utility_reference_line_matches_the_private_training_size(table):
+    # a learning-curve table filtered to the private points at n_train = 190: the reference is
+    # the non-private mean at 190 rows, not over the 60-row fits as well
+    ax = plot.privacy_utility(table[table.n_train > 100])
+    np.testing.assert_allclose(_reference_line(ax).get_ydata(),
+                               table[(table.method == "nonprivate") & (table.n_train == 190)]
+                               .error.mean())
+    plt.close(ax.figure)
+    ax = plot.privacy_utility(table[(table.method != "nonprivate") | (table.n_train == 60)]
+                              [lambda t: (t.method == "nonprivate") | (t.n_train == 60)])
+    np.testing.assert_allclose(_reference_line(ax).get_ydata(),
+                               table[(table.method == "nonprivate") & (table.n_train == 60)]
+                               .error.mean())
+    plt.close(ax.figure)
+    # private points of two training sizes per fold would average two designs: refused
+    with pytest.raises(ValueError, match="one training size per fold"):
+        plot.privacy_utility(table)
+    # no non-private fit on the private design: refused rather than compared with another
+    with pytest.raises(ValueError, match="no non-private fit"):
+        plot.privacy_utility(table[((table.method == "nonprivate") & (table.n_train == 60)) |
+                                   ((table.method != "nonprivate") & (table.n_train == 190))])
+
+
+def test_privacy_utility_colors_are_a_fixed_mapping(table):
+    # a method keeps its colour whatever the order of the methods in the table
+    t = table[table.n_train > 100]
+    colors = {"objective": "tab:green", "output": "tab:purple"}
+    for order in (["objective", "output"], ["output", "objective"]):
+        sub = pd.concat([t[t.method == m] for m in order])
+        ax = plot.privacy_utility(sub, colors=colors)
+        got = {ln.get_label(): ln.get_color() for ln in ax.get_lines()}
+        assert got == {"objective perturbation": "tab:green",
+                       "output perturbation (sensitivity)": "tab:purple"}
+        plt.close(ax.figure)
+    with pytest.raises(TypeError, match="colors"):
+        plot.privacy_utility(t, colors=["red"])
+
+
 @pytest.mark.parametrize("op", [True, False])
 def test_plot_coefficients_renders(iris, op):
     m = dplr("I(Species == 'setosa') ~ .", iris, eps=1, op=op, lambda_=0.05, random_state=0)
