@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from privatelr import PrivacyWarning, erm  # noqa: E402
+from privatelr import PrivacyAccountant, PrivacyWarning, erm  # noqa: E402
 from privatelr.calibration import default_lambda  # noqa: E402
 from privatelr.sklearn import DPLogisticRegression  # noqa: E402
 
@@ -25,8 +25,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # scikit-learn's own contract checks; check_array_api_input skips itself unless SCIPY_ARRAY_API
 # is set (we make no array-API claim). Multiclass checks are replaced by
 # check_classifier_not_supporting_multiclass because the estimator declares
-# tags.classifier_tags.multi_class = False. Two checks conflict with privacy by design, and are
-# run on the non-private estimator instead (below):
+# tags.classifier_tags.multi_class = False. The checks' data are not inside data_norm=1 and the
+# default fails closed, so the checked private estimators clip (clip=True); their weights are at
+# most 5 (sample_weight_bound=5). Some checks conflict with privacy by design; they run (and
+# pass) on the non-private estimator instead (below):
 _PRIVATE_BY_DESIGN = {
     # they fit string or {1, 2} labels with no declared classes: a private fit never learns its
     # classes from the labels (one record could change them)
@@ -34,28 +36,46 @@ _PRIVATE_BY_DESIGN = {
     "check_classifier_data_not_an_array": "private fits declare their classes",
     "check_estimators_dtypes": "private fits declare their classes",
     "check_fit2d_1feature": "private fits declare their classes",
+    # the sample_weight checks fit {1, 2} labels with no declared classes (the weights
+    # themselves are tested on declared classes below)
+    "check_sample_weights_pandas_series": "private fits declare their classes",
+    "check_sample_weights_not_an_array": "private fits declare their classes",
+    "check_sample_weights_shape": "private fits declare their classes",
+    "check_sample_weights_not_overwritten": "private fits declare their classes",
     # a single-class training set: the noise may still move predictions to the other class
     "check_classifiers_one_label": "private predictions carry noise",
 }
+# A weight of 2 is not a repeated row here, private or not: the objective averages the losses
+# over the public row count n (the calibration's n), so repeating rows changes n and with it the
+# balance of loss and penalty. Normalising by the sum of the weights instead would make the
+# normaliser a statistic of the private weights.
+_WEIGHT_IS_NOT_A_REPEAT = {"check_sample_weight_equivalence_on_dense_data":
+                           "loss averaged over the public n rows, not the sum of the weights"}
 
 
-@parametrize_with_checks([DPLogisticRegression(random_state=0),
+@parametrize_with_checks([DPLogisticRegression(clip=True, sample_weight_bound=5.0,
+                                               random_state=0),
                           DPLogisticRegression(method="output", eps=5.0, fit_intercept=False,
+                                               clip=True, sample_weight_bound=5.0,
                                                random_state=0)],
                          expected_failed_checks=lambda est: {
-                             k: v for k, v in _PRIVATE_BY_DESIGN.items()
-                             if k != "check_classifiers_one_label" or est.method == "objective"})
+                             **_WEIGHT_IS_NOT_A_REPEAT,
+                             **{k: v for k, v in _PRIVATE_BY_DESIGN.items()
+                                if k != "check_classifiers_one_label"
+                                or est.method == "objective"}})
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([DPLogisticRegression(eps=0)])
+@parametrize_with_checks([DPLogisticRegression(eps=0)],
+                         expected_failed_checks=lambda est: _WEIGHT_IS_NOT_A_REPEAT)
 def test_sklearn_contract_non_private(estimator, check):
     # the same checks without privacy: classes may be learned, every check applies and passes
     check(estimator)
 
 
 def _data(n=400, seed=0):
+    """Rows in [-1, 1]^3: norms up to sqrt(3), above the default data_norm=1 for some."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, 3))
     z = 2 * X[:, 0] - X[:, 1] + 0.5
@@ -66,7 +86,7 @@ def _data(n=400, seed=0):
 def test_eps_inf_equals_engine_on_clipped_design():
     X, y = _data()
     B = 1.2
-    clf = DPLogisticRegression(eps=np.inf, lambda_=0.01, data_norm=B).fit(X, y)
+    clf = DPLogisticRegression(eps=np.inf, lambda_=0.01, data_norm=B, clip=True).fit(X, y)
     norms = np.linalg.norm(X, axis=1)
     Xc = X * np.minimum(1.0, B / norms)[:, None]  # rows above B scaled onto the sphere
     ref = erm.fit(np.c_[np.ones(len(X)), Xc], y, lambda_=0.01, eps=np.inf)
@@ -104,8 +124,28 @@ def test_clip_false_fails_closed_for_rows_outside_the_bound():
     assert DPLogisticRegression(clip=False, eps=0).fit(X, y).n_clipped_ == 0   # not private
 
 
+def test_default_fails_closed_with_dplrs_message_and_clip_counts():
+    X, y = _data()
+    over = int((np.linalg.norm(X, axis=1) > 1.0).sum())
+    assert 0 < over < len(y)
+    acc = PrivacyAccountant(1.0)
+    with pytest.raises(ValueError) as info:
+        DPLogisticRegression(accountant=acc, random_state=0).fit(X, y)     # clip=False default
+    # the one message of erm (dplr's), naming the three fixes; nothing charged
+    assert str(info.value).startswith(erm.OUTSIDE_BOUND.split("{")[0] + "X")
+    for fix in ("clip=True", "data_norm", "privatelr.public_bounds"):
+        assert fix in str(info.value)
+    assert acc.spent == (0.0, 0.0)
+    clf = DPLogisticRegression(clip=True, accountant=acc, random_state=0).fit(X, y)
+    assert clf.n_clipped_ == over and acc.spent == (1.0, 0.0)
+    # a larger public bound needs no clipping
+    big = DPLogisticRegression(data_norm=float(np.sqrt(3)), random_state=0).fit(X, y)
+    assert big.n_clipped_ == 0
+
+
 def test_classes_are_declared_in_a_private_fit():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     labels = np.where(y == 1, "spam", "ham")
     with pytest.raises(ValueError, match="classes=\\[negative, positive\\]"):
         DPLogisticRegression(eps=1.0, random_state=0).fit(X, labels)
@@ -123,6 +163,7 @@ def test_classes_are_declared_in_a_private_fit():
 
 def test_labels_probabilities_and_decision_agree():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     labels = np.where(y == 1, "spam", "ham")
     clf = DPLogisticRegression(eps=2.0, classes=["ham", "spam"], random_state=3).fit(X, labels)
     assert clf.classes_.tolist() == ["ham", "spam"]
@@ -138,6 +179,7 @@ def test_labels_probabilities_and_decision_agree():
 
 def test_seeded_fit_is_reproducible_and_unseeded_is_random():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     a = DPLogisticRegression(random_state=5).fit(X, y).coef_
     b = DPLogisticRegression(random_state=5).fit(X, y).coef_
     np.testing.assert_array_equal(a, b)
