@@ -429,8 +429,8 @@ def _log_odds(X: np.ndarray, *, coef: np.ndarray, intercept: float) -> np.ndarra
 
 
 def _model_selection_caller() -> str | None:
-    """The scikit-learn model-selection function fitting the estimator (``"GridSearchCV.fit"``,
-    ``"cross_validate"``, …), or None: a walk up the call stack for frames of
+    """The scikit-learn model-selection call fitting the estimator (``"GridSearchCV.fit"``,
+    ``"cross_val_score"``, …: the outermost frame of ``sklearn.model_selection``), or None: a walk up the call stack for frames of
     ``sklearn.model_selection`` (searches, cross-validation and their helpers, including
     ``_fit_and_score`` inside joblib workers). Cheap: a few dozen frames, only for private fits.
     """
@@ -442,7 +442,10 @@ def _model_selection_caller() -> str | None:
             if module == "sklearn.model_selection" or \
                     module.startswith("sklearn.model_selection."):
                 code = frame.f_code
-                outermost = getattr(code, "co_qualname", code.co_name)
+                outermost = code.co_name
+                if code.co_argcount and code.co_varnames[0] == "self":    # a method: its class
+                    owner = frame.f_locals.get("self")
+                    outermost = f"{type(owner).__name__}.{code.co_name}"
             frame = frame.f_back
     finally:
         del frame
