@@ -268,6 +268,54 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ...
         ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
         """
+        private, rows, scan, options, classes, n_clipped = self._prepare(
+            X, y, sample_weight, announce=True)
+        result = erm.fit_rows(rows, rng=check_random_state(self.random_state), scan=scan,
+                              accountant=self.accountant if private else None, **options)
+        coef = result.coef
+        if self.fit_intercept:
+            self.intercept_ = coef[:1].copy()
+            self.coef_ = coef[1:].reshape(1, -1)
+        else:
+            self.intercept_ = np.zeros(1)
+            self.coef_ = coef.reshape(1, -1)
+        self.classes_ = classes
+        self.lambda_used_ = result.lambda_
+        self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
+        self.result_ = result.release()  # the release only, no solver report
+        self.n_clipped_ = int(n_clipped)
+        return self
+
+    def check_fit(self, X, y, sample_weight=None) -> None:
+        """Run every check :meth:`fit` runs — settings, budget, labels against the declared
+        classes, weights against their bound, rows against ``data_norm`` — without fitting:
+        no noise is drawn, nothing is charged, no model is stored (only
+        ``n_features_in_``/``feature_names_in_``, as :meth:`fit` sets them first).
+
+        :func:`privatelr.tune_classification_model` runs it on the whole data before it
+        charges its accountant: data that pass pass on every subset of their rows too (short
+        of a degenerate subset: a single class in a non-private fit, or all weights zero).
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            As for :meth:`fit`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.5, 0.1], [-0.4, 0.2], [3.0, 0.0]])
+        >>> DPLogisticRegression().check_fit(X, np.array([1, 0, 1]))
+        Traceback (most recent call last):
+        ...
+        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        >>> DPLogisticRegression(clip=True).check_fit(X, np.array([1, 0, 1]))
+        """
+        self._prepare(X, y, sample_weight, announce=False)
+
+    def _prepare(self, X, y, sample_weight, *, announce: bool):
+        """Everything :meth:`fit` does before the engine: ``(private, rows, scan, options,
+        classes_, n_clipped)``. ``announce`` warns inside a scikit-learn search."""
         # the settings first: a refused fit reads no data (and charges nothing)
         if self.method not in ("objective", "output"):
             raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
@@ -288,12 +336,12 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
         if self.accountant is not None:
             require_budget(self.accountant, eps)
-        if private:
+        if private and announce:
             where = _model_selection_caller()
             if where is not None:
                 warnings.warn(MODEL_SELECTION_WARNING.format(name=type(self).__name__,
                                                              where=where, eps=eps),
-                              PrivacyWarning, stacklevel=2)
+                              PrivacyWarning, stacklevel=3)
 
         if is_dask(X, y, sample_weight):
             X, y = self._dask_data(X, y, reset=True)
@@ -325,22 +373,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             rows, n_clipped = rows.clipped(B, start=k), scan.n_over
         elif scan.n_over and private:
             raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
-        result = erm.fit_rows(rows, rng=check_random_state(self.random_state),
-                              scan=scan.clipped_to(options["data_norm"]) if n_clipped else scan,
-                              accountant=self.accountant if private else None, **options)
-        coef = result.coef
-        if self.fit_intercept:
-            self.intercept_ = coef[:1].copy()
-            self.coef_ = coef[1:].reshape(1, -1)
-        else:
-            self.intercept_ = np.zeros(1)
-            self.coef_ = coef.reshape(1, -1)
-        self.classes_ = classes
-        self.lambda_used_ = result.lambda_
-        self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
-        self.result_ = result.release()  # the release only, no solver report
-        self.n_clipped_ = int(n_clipped)
-        return self
+        if n_clipped:
+            scan = scan.clipped_to(options["data_norm"])
+        return private, rows, scan, options, classes, int(n_clipped)
 
     def _requested_lambda(self) -> float | None:
         """λ from ``alpha`` or its alias ``lambda_`` (None: the default rule), checked."""
