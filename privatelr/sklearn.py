@@ -78,6 +78,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -407,6 +408,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             if state.get("random_state") is not None:
                 state["random_state"] = None
         return state
+
+    def __deepcopy__(self, memo):
+        # A copy in this process is a copy of everything, the accountant included (which copies
+        # as itself): the pickled form above is for releases, and going through it would drop
+        # the ledger, so a refit of the copy would charge nothing.
+        out = object.__new__(type(self))
+        memo[id(self)] = out
+        out.__dict__.update({k: copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
+        return out
 
     def _dask_data(self, X, y=None, *, reset: bool):
         """Dask inputs checked as :func:`~sklearn.utils.validation.validate_data` checks

@@ -263,6 +263,12 @@ def _estimator_type():
     return None if module is None else module.DPLogisticRegression
 
 
+def _unfitted(estimator, **changes):
+    """A new, unfitted estimator with ``estimator``'s parameters and ``changes`` (what
+    scikit-learn's ``clone`` does; only :mod:`privatelr.sklearn` imports scikit-learn)."""
+    return type(estimator)(**{**estimator.get_params(deep=False), **changes})
+
+
 def _take(data, idx: np.ndarray):
     """Rows ``idx`` (positions) of an array or a pandas object."""
     return data.iloc[idx] if hasattr(data, "iloc") else data[idx]
@@ -273,8 +279,6 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     """:func:`tune_classification_model` over ``DPLogisticRegression`` candidates: the same
     split, fits and exponential mechanism, each candidate fitted as itself (its ``data_norm``,
     ``clip``, ``classes``, ``alpha``, ``sample_weight_bound``)."""
-    from sklearn.base import clone
-
     if upper_bounds is not None or lower_bounds is not None:
         raise ValueError("upper_bounds and lower_bounds are DPpack's per-column bounds; "
                          "DPLogisticRegression candidates use their own public data_norm "
@@ -318,7 +322,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
             raise ValueError(f"weights must be a 1-D array of length {n}, got shape "
                              f"{np.shape(weights)}")
     for mdl in models:
-        clone(mdl).set_params(accountant=None).check_fit(Xa, ya, sample_weight=wa)
+        _unfitted(mdl, accountant=None).check_fit(Xa, ya, sample_weight=wa)
     m = len(models)
     train, valid = dppack_split(n, m)
     rng = check_random_state(random_state)
@@ -330,7 +334,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     errors = np.empty(m)
     y_valid = ya[valid]
     for mdl, rows in zip(models, train):
-        cand = clone(mdl).set_params(accountant=None, random_state=rng)
+        cand = _unfitted(mdl, accountant=None, random_state=rng)
         cand.fit(_take(Xa, rows), ya[rows], sample_weight=None if wa is None else wa[rows])
         errors[len(fitted)] = np.count_nonzero(cand.predict(_take(Xa, valid)) != y_valid)
         fitted.append(cand)

@@ -389,6 +389,11 @@ def test_an_accountant_is_never_copied():
     fitted = est.set_params(random_state=0).fit(X, y)
     back = pickle.loads(pickle.dumps(fitted))                      # a release: no ledger in it
     assert back.accountant is None and fitted.accountant is acc
+    twin = copy.deepcopy(fitted)                # a copy in this process keeps the one ledger
+    assert twin.accountant is acc and twin.random_state == 0
+    np.testing.assert_array_equal(twin.coef_, fitted.coef_)
+    twin.fit(X, y)
+    assert len(acc.ledger) == 2
 
 
 def test_grid_search_and_cross_validation_charge_the_one_ledger_and_warn():
