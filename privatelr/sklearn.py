@@ -199,7 +199,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     >>> X = rng.uniform(-0.7, 0.7, size=(400, 2))
     >>> y = (X[:, 0] > X[:, 1]).astype(int)
     >>> acc = PrivacyAccountant(1.0)
-    >>> clf = DPLogisticRegression(eps=0.5, alpha=0.01, accountant=acc, random_state=0)
+    >>> clf = DPLogisticRegression(eps=0.5, alpha=0.05, accountant=acc, random_state=0)
     >>> clf.fit(X, y, sample_weight=np.full(400, 0.5)).coef_.shape
     Traceback (most recent call last):
     ...

@@ -165,10 +165,10 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     The same selection over scikit-learn estimators (rows inside the unit ball):
 
     >>> from privatelr.sklearn import DPLogisticRegression
-    >>> cands = [DPLogisticRegression(eps=1.0, alpha=a) for a in (1e-3, 1e-2, 1e-1)]
+    >>> cands = [DPLogisticRegression(eps=1.0, alpha=a) for a in (0.1, 1.0, 10.0)]
     >>> best = tune_classification_model(cands, X / np.sqrt(2), y, random_state=0)
     >>> best.tuning_.candidates, best.predict(X[:2] / np.sqrt(2)).shape
-    ((0.001, 0.01, 0.1), (2,))
+    ((0.1, 1.0, 10.0), (2,))
     """
     estimator_type = _estimator_type()
     kinds = (CMSModel,) if estimator_type is None else (CMSModel, estimator_type)

@@ -190,7 +190,7 @@ def _estimators(**kw):
     from privatelr.sklearn import DPLogisticRegression
 
     kw.setdefault("eps", 1.0)
-    return [DPLogisticRegression(alpha=a, **kw) for a in (1e-3, 1e-2, 1.0)]
+    return [DPLogisticRegression(alpha=a, **kw) for a in (0.1, 1.0, 10.0)]
 
 
 def _unit_bands(N=150):
@@ -222,7 +222,7 @@ def test_estimator_candidates_are_fitted_as_themselves_on_their_groups():
     # usable as the input type, with the caller's own settings kept
     assert tuned.classes_.tolist() == ["no", "yes"] and set(tuned.predict(X[:5])) <= {"no", "yes"}
     assert tuned.random_state == 123 and tuned.accountant is acc
-    assert tuned.tuning_.candidates == (1e-3, 1e-2, 1.0)
+    assert tuned.tuning_.candidates == (0.1, 1.0, 10.0)
     assert tuned.tuning_.group_sizes == tuple(len(g) for g in train) + (len(valid),)
     others = [m for m in models if m is not tuned]
     assert not any(hasattr(m, "coef_") for m in others)       # one release
