@@ -80,7 +80,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import math
 import numbers
 import warnings
 
@@ -324,7 +323,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             check_bool(name, getattr(self, name))
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
-        private = eps > 0 and not math.isinf(eps)
+        private = erm.cal_private(eps)
         requested = self._requested_lambda()
         A = None
         if self.sample_weight_bound is not None:
