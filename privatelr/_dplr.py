@@ -314,6 +314,14 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         Rows dropped for missing values, more than two classes (first-vs-rest fitted), a single
         outcome value, ``rp_dim`` too large.
 
+    Notes
+    -----
+    Which classifier when: ``dplr`` is the port of R's PrivateLR (formulas, data frames, factor
+    levels, R-style summaries; private tuning with :func:`privatelr.dplr_tune`);
+    :class:`privatelr.sklearn.DPLogisticRegression` is for scikit-learn pipelines and numpy
+    arrays; :class:`privatelr.LogisticRegressionDP` is for DPpack parity (per-column bounds,
+    ``gamma``) and private tuning with :func:`privatelr.tune_classification_model`.
+
     Examples
     --------
     >>> from privatelr import dplr

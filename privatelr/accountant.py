@@ -76,6 +76,12 @@ class PrivacyAccountant:
     nothing spent and nothing computed. :meth:`check` and :meth:`spend` are safe to call from
     several threads.
 
+    An accountant is an identity, not a value: ``copy.copy`` and ``copy.deepcopy`` return the
+    accountant itself, so an estimator cloned by scikit-learn (``sklearn.base.clone``,
+    ``GridSearchCV``, ``cross_val_score``) charges the one ledger, never a copy of it. Pickling
+    raises ``TypeError`` (a copy in a worker process would spend a ledger the original never
+    sees): run such searches in one process.
+
     Examples
     --------
     >>> acc = PrivacyAccountant(1.0)
@@ -83,6 +89,9 @@ class PrivacyAccountant:
     >>> _ = acc.spend(0.5, note="second model")
     >>> acc.remaining
     (0.25, 0.0)
+    >>> import copy
+    >>> copy.deepcopy(acc) is acc
+    True
     >>> acc.spend(0.5)
     Traceback (most recent call last):
     ...
@@ -117,6 +126,24 @@ class PrivacyAccountant:
     @property
     def ledger(self) -> tuple[Spend, ...]:
         return tuple(self._entries)
+
+    # -- identity, not value ---------------------------------------------------------------
+    # A ledger that could be copied could be spent twice: scikit-learn's ``clone`` (and so
+    # every search and cross-validation) deep-copies an estimator's parameters, and a copy of
+    # the accountant would charge a second, private ledger while the original stayed untouched.
+    # Copying therefore returns the accountant itself, and pickling (a copy into another
+    # process, e.g. joblib's worker processes) is refused rather than silently forked.
+    def __copy__(self) -> "PrivacyAccountant":
+        return self
+
+    def __deepcopy__(self, memo) -> "PrivacyAccountant":
+        return self
+
+    def __reduce__(self):
+        raise TypeError(
+            "a PrivacyAccountant is one ledger and cannot be pickled: a copy in another process "
+            "would record spends the original never sees. Fit in this process (n_jobs=None or "
+            "a threading backend), or keep the accountant out of what is pickled")
 
     def __repr__(self) -> str:
         eps, delta = self.spent

@@ -347,6 +347,14 @@ class LogisticRegressionDP(CMSModel):
         training data and is not kept, so the fitted (or pickled) model holds nothing but the
         release and public settings.
 
+    Notes
+    -----
+    Which classifier when: ``LogisticRegressionDP`` is for DPpack parity (per-column bounds,
+    ``gamma``) and private tuning with :func:`privatelr.tune_classification_model`;
+    :func:`privatelr.dplr` is the port of R's PrivateLR (formulas, data frames);
+    :class:`privatelr.sklearn.DPLogisticRegression` is for scikit-learn pipelines and numpy
+    arrays. All three run the same engine.
+
     Examples
     --------
     >>> import numpy as np

@@ -14,30 +14,53 @@ Privacy contract
 ----------------
 * Neighbouring data sets have the same number of rows and differ in one row (JMLR11).
 * ``data_norm`` is a **public** bound ``B`` on the L2 norm of each feature vector ``x`` (the
-  columns given to ``fit``, without the intercept). With ``clip=True`` (default) rows above
-  it are scaled back onto the sphere of radius ``B`` (the fit stays private); with
-  ``clip=False`` a private fit with rows above it raises ``ValueError`` (fail closed: nothing
-  is released).
+  columns given to ``fit``, without the intercept). A private fit with a row above it raises
+  ``ValueError`` (fail closed: nothing is released, nothing is charged) — the rule
+  :func:`privatelr.dplr` applies, with the same message. The fixes: ``clip=True`` (rows above
+  ``B`` are scaled back onto the sphere of radius ``B``, counted in ``n_clipped_``), a larger
+  public ``data_norm``, or bounds from :func:`privatelr.public_bounds`.
 * The classes are **declared**: ``classes=[negative, positive]``; without it the labels must
   be 0/1 or bool (a private fit never learns its class labels from the rows — ``np.unique(y)``
   would let one record change the model). A non-private fit (``eps`` 0 or inf) learns them.
 * With ``fit_intercept=True`` the design row is ``[1, x]``, whose norm is at most
   :math:`\sqrt{1 + B^2}`; the engine is calibrated with that bound, so the guarantee holds for
   the intercept too (which is penalised like every coefficient).
+* ``sample_weight`` needs a **public** bound ``A = sample_weight_bound`` in a private fit; a
+  weight outside ``[0, A]`` raises ``ValueError``. A neighbouring data set may change one
+  row's weight too; the engine calibrates the noise for losses :math:`a_i\ell` with
+  :math:`a_i \le A` (its noise scales by ``A``: :mod:`privatelr.calibration`, *Reduction to
+  the unit ball*).
 * Anything fitted on the data *before* this estimator in a pipeline (``StandardScaler``,
   feature selection) looks at the data without privacy: use transformations with public
   constants (e.g. a ``FunctionTransformer`` dividing by known ranges).
+* Every private fit spends ``eps``. With ``accountant=`` the fit is refused
+  (:class:`~privatelr.exceptions.BudgetExceededError`) before the data are read when the budget
+  would be exceeded, and charged ``eps`` once it is known to be releasable. scikit-learn's
+  searches and cross-validation (``GridSearchCV``, ``cross_val_score``) refit the estimator
+  on the same data for every fold and candidate: they spend folds × candidates × ``eps`` plus
+  the final refit, and a fit inside them warns (:class:`~privatelr.exceptions.PrivacyWarning`).
+  For a private choice of hyperparameters use :func:`privatelr.tune_classification_model`
+  (which accepts ``DPLogisticRegression`` candidates) or :func:`privatelr.dplr_tune`: they
+  spend ``eps`` once.
 * A fitted estimator is a release: it keeps the coefficients, the public calibration and the
   status (:meth:`privatelr.ERMResult.release`), not the engine's solver report (objective
-  value, iterations, gradient norm — statistics of the training data). Pickling a fitted
-  estimator (``pickle``, ``joblib``) writes only the release and the public settings: the
+  value, gradient norm — statistics of the training data). Pickling a fitted estimator
+  (``pickle``, ``joblib``) writes only the release and the public settings: the
   ``random_state`` seed or Generator (with which anyone could redraw the noise and subtract
-  it) and the clipped-row count ``n_clipped_`` (not private) are left out; the unpickled
-  estimator has ``random_state=None``.
-* ``lambda_=None`` picks the package's one default
+  it), the accountant, and the diagnostics ``n_clipped_`` and ``n_iter_`` (not private) are
+  left out; the unpickled estimator has ``random_state=None`` and ``accountant=None``.
+* ``alpha=None`` picks the package's one default
   (:func:`privatelr.calibration.default_lambda`): the smallest λ whose privacy penalty is
-  ε/10 for the design bound :math:`B_d`; 0.001 when ``eps`` is 0 or inf. It depends on ``n``
-  only, which is public under the neighbouring relation above.
+  ε/10 for the design bound :math:`B_d` (and the weight bound ``A``); 0.001 when ``eps`` is 0
+  or inf. It depends on ``n`` only, which is public under the neighbouring relation above.
+
+Which classifier when
+---------------------
+* :func:`privatelr.dplr` — the port of R's PrivateLR: formulas and data frames, factor levels,
+  R-style summaries.
+* :class:`DPLogisticRegression` (here) — scikit-learn pipelines and numpy (or Dask) arrays.
+* :class:`privatelr.LogisticRegressionDP` — DPpack parity (per-column bounds, ``gamma``) and
+  private tuning with :func:`privatelr.tune_classification_model`.
 
 Examples
 --------
@@ -55,7 +78,10 @@ Examples
 
 from __future__ import annotations
 
+import copy
+import inspect
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -65,37 +91,64 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from functools import partial
 
 from . import erm
-from ._validation import check_bool, check_real
+from ._validation import as_weights, check_bool, check_real, real_vector
+from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
 from .calibration import default_lambda, norm_bound
+from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
 
 __all__ = ["DPLogisticRegression"]
+
+#: The estimator's ending of :data:`privatelr.erm.OUTSIDE_BOUND` (the rule dplr applies).
+OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm and a "
+                "public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)")
+
+#: What a search or cross-validation over a private estimator spends, and what to use instead.
+MODEL_SELECTION_WARNING = (
+    "{name} is being fitted by scikit-learn's model selection ({where}) with eps={eps:g}: every "
+    "fit of every fold and candidate spends eps on the same data, so the search spends folds x "
+    "candidates x eps plus eps for the final refit (sequential composition), not eps. For a "
+    "private choice of hyperparameters use privatelr.tune_classification_model (it accepts "
+    "DPLogisticRegression candidates) or privatelr.dplr_tune, which spend eps once")
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     r"""ε-differentially private L2-regularised logistic regression (binary), scikit-learn API.
 
-    Minimises :math:`\frac1n\sum_i \log(1 + e^{-y_i(w^\top x_i + b)}) + \frac{\lambda}{2}
-    (\|w\|^2 + b^2)` with objective or output perturbation (Chaudhuri, Monteleoni & Sarwate,
-    JMLR 2011); see the module docstring for the privacy contract and
-    :mod:`privatelr.erm` for the noise scales.
+    Minimises :math:`\frac1n\sum_i a_i \log(1 + e^{-y_i(w^\top x_i + b)}) + \frac{\alpha}{2}
+    (\|w\|^2 + b^2)` (weights :math:`a_i = 1` without ``sample_weight``) with objective or
+    output perturbation (Chaudhuri, Monteleoni & Sarwate, JMLR 2011); see the module docstring
+    for the privacy contract and :mod:`privatelr.erm` for the noise scales.
 
     Parameters
     ----------
     eps : float, default=1.0
         Privacy level ε >= 0; 0 or ``inf`` fits without privacy (PrivateLR's convention for 0).
+    alpha : float or None, default=None
+        Regularisation strength λ > 0 of :math:`\frac{\lambda}{2}\|w\|^2` (the meaning of
+        ``alpha`` in :class:`sklearn.linear_model.SGDClassifier`; larger is stronger, unlike
+        ``C`` of :class:`~sklearn.linear_model.LogisticRegression`). None uses
+        :func:`privatelr.calibration.default_lambda`.
     lambda_ : float or None, default=None
-        Regulariser λ > 0; None uses :func:`privatelr.calibration.default_lambda`.
+        The same parameter under the package's name (an alias of ``alpha``). Giving both with
+        different values raises ``ValueError`` at fit.
     method : {"objective", "output"}, default="objective"
     data_norm : float, default=1.0
         Public bound on the L2 norm of every feature row (intercept excluded).
-    clip : bool, default=True
-        Clip rows above ``data_norm`` onto it (else a private fit with such rows raises).
+    clip : bool, default=False
+        Clip rows above ``data_norm`` onto it. Without it a private fit with such a row raises
+        ``ValueError`` (fail closed).
+    fit_intercept : bool, default=True
     classes : sequence of two labels, optional
         The declared classes, negative first. Without it the labels must be 0/1 or bool (a
         non-private fit learns them).
-    fit_intercept : bool, default=True
+    sample_weight_bound : float or None, default=None
+        Public upper bound ``A`` on every ``sample_weight``; required for a private fit with
+        weights (the noise is calibrated for it).
+    accountant : privatelr.PrivacyAccountant or None, default=None
+        Charged ``eps`` by every private fit (checked before the data are read). Clones made
+        by scikit-learn share it (an accountant is never copied).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the privacy noise. ``None`` draws fresh noise at every fit.
 
@@ -106,12 +159,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     coef_ : ndarray of shape (1, n_features)
     intercept_ : ndarray of shape (1,)
     lambda_used_ : float
-        The regulariser actually used (λ*, larger, when objective perturbation had to adjust).
+        The regulariser actually used: ``alpha`` (or its default), or λ*, larger, when
+        objective perturbation had to adjust it.
     result_ : privatelr.ERMResult
         What the estimator keeps of the engine's fit: the private coefficients (intercept
         first), the public calibration, ``status`` and ``convergence``. The solver's report
         (objective value, iterations, gradient norm) is a statistic of the training data and is
-        not kept.
+        not kept in it.
+    n_iter_ : ndarray of shape (1,)
+        Solver iterations of the fit (as in scikit-learn). **Not private** — the number of
+        steps the solver needed depends on the training rows: a diagnostic for the data holder,
+        not part of the release, left out when the estimator is pickled.
     n_clipped_ : int
         Training rows whose norm exceeded ``data_norm`` and were clipped onto it (``clip=True``;
         0 with ``clip=False``, where a private fit with such rows raises instead). **Not
@@ -123,20 +181,48 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    Which classifier when: :func:`privatelr.dplr` is the port of R's PrivateLR (formulas, data
+    frames, factor levels, R-style summaries); ``DPLogisticRegression`` is for scikit-learn
+    pipelines and numpy (or Dask) arrays; :class:`privatelr.LogisticRegressionDP` is for DPpack
+    parity (per-column bounds, ``gamma``) and private tuning. All three run the same engine.
+
     Pickling a fitted estimator keeps only the release (see the module docstring): the
-    unpickled copy predicts identically but has ``random_state=None`` and no ``n_clipped_``.
+    unpickled copy predicts identically but has ``random_state=None``, ``accountant=None`` and
+    neither ``n_clipped_`` nor ``n_iter_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privatelr import PrivacyAccountant
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.uniform(-0.7, 0.7, size=(400, 2))
+    >>> y = (X[:, 0] > X[:, 1]).astype(int)
+    >>> acc = PrivacyAccountant(1.0)
+    >>> clf = DPLogisticRegression(eps=0.5, alpha=0.05, accountant=acc, random_state=0)
+    >>> clf.fit(X, y, sample_weight=np.full(400, 0.5)).coef_.shape
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_weight given without sample_weight_bound: a private fit calibrates its noise for a public upper bound on every weight; pass sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))
+    >>> clf.set_params(sample_weight_bound=1.0).fit(X, y, sample_weight=np.full(400, 0.5)).coef_.shape
+    (1, 2)
+    >>> acc.spent
+    (0.5, 0.0)
     """
 
-    def __init__(self, eps: float = 1.0, lambda_: float | None = None, method: str = "objective",
-                 data_norm: float = 1.0, clip: bool = True, fit_intercept: bool = True,
-                 classes=None, random_state=None):
+    def __init__(self, eps: float = 1.0, *, alpha: float | None = None,
+                 lambda_: float | None = None, method: str = "objective", data_norm: float = 1.0,
+                 clip: bool = False, fit_intercept: bool = True, classes=None,
+                 sample_weight_bound: float | None = None, accountant=None, random_state=None):
         self.eps = eps
+        self.alpha = alpha
         self.lambda_ = lambda_
         self.method = method
         self.data_norm = data_norm
         self.clip = clip
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.sample_weight_bound = sample_weight_bound
+        self.accountant = accountant
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -145,54 +231,47 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
-        # the parameter name ``lambda_`` ends in "_", which would fool sklearn's default test
+        # the parameter ``lambda_`` (the alias of ``alpha``) ends in "_", which would fool
+        # scikit-learn's default test (any attribute ending in "_")
         return hasattr(self, "coef_")
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private model on ``X`` (n, d) and binary labels ``y``; returns ``self``.
 
-        ``X`` and ``y`` may be Dask collections: the fit then runs partition-wise on the
-        cluster (the same pipeline and the same bits as in memory)."""
-        if is_dask(X, y):
-            X, y = self._dask_data(X, y, reset=True)
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-            check_classification_targets(y)
-            kind = type_of_target(y, input_name="y", raise_unknown=True)
-            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
-                raise ValueError(f"Only binary classification is supported. The type of the "
-                                 f"target is {kind}.")
-        if self.method not in ("objective", "output"):
-            raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
-        for name in ("clip", "fit_intercept"):
-            check_bool(name, getattr(self, name))
-        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
-        eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
-        private = eps > 0 and not np.isinf(eps)
-        classes, y01 = _declared_classes(self.classes, y, learn=not private)
-        k = int(self.fit_intercept)
-        rows = as_rows(X, y01)
-        if k:
-            rows = rows.mapped(_with_intercept, rows.d + 1)
-        design_norm = norm_bound(B, bool(k))
-        if self.lambda_ is None:
-            lam = default_lambda(rows.n, eps, data_norm=design_norm)
-        else:
-            if not isinstance(self.lambda_, numbers.Real):
-                raise TypeError(f"lambda_ must be a positive number or None, got {self.lambda_!r}")
-            lam = check_real("lambda_", self.lambda_, low=0.0, low_open=True)
-        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm)
-        scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
-        if not (scan.n_over and self.clip):
-            scan.check_magnitude("X")
-        n_clipped = 0
-        if scan.n_over and self.clip:
-            rows, n_clipped = rows.clipped(B, start=k), scan.n_over
-        elif scan.n_over and private:
-            raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=""))
-        result = erm.fit_rows(rows, rng=check_random_state(self.random_state),
-                              scan=scan.clipped_to(options["data_norm"]) if n_clipped else scan,
-                              **options)
+        Parameters
+        ----------
+        X : (n, d) array-like or Dask collection
+        y : (n,) array-like of labels (0/1, bool, or the declared ``classes``)
+        sample_weight : (n,) array-like, optional
+            Observation weights, finite and in ``[0, sample_weight_bound]``. A private fit
+            needs the public ``sample_weight_bound``; the engine's calibration scales the noise
+            by it (:mod:`privatelr.calibration`, *Reduction to the unit ball*). Without privacy
+            (``eps`` 0 or inf) no bound is needed: a plain weighted fit.
+
+        Returns
+        -------
+        DPLogisticRegression
+            ``self``, fitted.
+
+        ``X``, ``y`` and ``sample_weight`` may be Dask collections: the fit then runs
+        partition-wise on the cluster (the same pipeline and the same bits as in memory).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.5, 0.1], [-0.4, 0.2], [0.3, -0.6], [-0.2, -0.1]] * 50)
+        >>> y = np.array([1, 0, 1, 0] * 50)
+        >>> DPLogisticRegression(eps=1.0, random_state=0).fit(X, y).classes_.tolist()
+        [0, 1]
+        >>> DPLogisticRegression(eps=1.0, data_norm=0.5).fit(X, y)
+        Traceback (most recent call last):
+        ...
+        ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        """
+        private, rows, scan, options, classes, n_clipped = self._prepare(
+            X, y, sample_weight, announce=True)
+        result = erm.fit_rows(rows, rng=check_random_state(self.random_state), scan=scan,
+                              accountant=self.accountant if private else None, **options)
         coef = result.coef
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()
@@ -202,21 +281,141 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             self.coef_ = coef.reshape(1, -1)
         self.classes_ = classes
         self.lambda_used_ = result.lambda_
+        self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
         self.result_ = result.release()  # the release only, no solver report
         self.n_clipped_ = int(n_clipped)
         return self
 
+    def check_fit(self, X, y, sample_weight=None) -> None:
+        """Run every check :meth:`fit` runs — settings, budget, labels against the declared
+        classes, weights against their bound, rows against ``data_norm`` — without fitting:
+        no noise is drawn, nothing is charged, no model is stored (only
+        ``n_features_in_``/``feature_names_in_``, as :meth:`fit` sets them first).
+
+        :func:`privatelr.tune_classification_model` runs it on the whole data before it
+        charges its accountant: data that pass pass on every subset of their rows too (short
+        of a degenerate subset: a single class in a non-private fit, or all weights zero).
+
+        Parameters
+        ----------
+        X, y, sample_weight
+            As for :meth:`fit`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.5, 0.1], [-0.4, 0.2], [3.0, 0.0]])
+        >>> DPLogisticRegression().check_fit(X, np.array([1, 0, 1]))
+        Traceback (most recent call last):
+        ...
+        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        >>> DPLogisticRegression(clip=True).check_fit(X, np.array([1, 0, 1]))
+        """
+        self._prepare(X, y, sample_weight, announce=False)
+
+    def _prepare(self, X, y, sample_weight, *, announce: bool):
+        """Everything :meth:`fit` does before the engine: ``(private, rows, scan, options,
+        classes_, n_clipped)``. ``announce`` warns inside a scikit-learn search."""
+        # the settings first: a refused fit reads no data (and charges nothing)
+        if self.method not in ("objective", "output"):
+            raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
+        for name in ("clip", "fit_intercept"):
+            check_bool(name, getattr(self, name))
+        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
+        eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
+        private = erm.cal_private(eps)
+        requested = self._requested_lambda()
+        A = None
+        if self.sample_weight_bound is not None:
+            A = check_real("sample_weight_bound", self.sample_weight_bound, low=0.0,
+                           low_open=True)
+        if private and sample_weight is not None and A is None:
+            raise ValueError(
+                "sample_weight given without sample_weight_bound: a private fit calibrates its "
+                "noise for a public upper bound on every weight; pass "
+                "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
+        if self.accountant is not None:
+            require_budget(self.accountant, eps)
+        if private and announce:
+            where = _model_selection_caller()
+            if where is not None:
+                warnings.warn(MODEL_SELECTION_WARNING.format(name=type(self).__name__,
+                                                             where=where, eps=eps),
+                              PrivacyWarning, stacklevel=3)
+
+        if is_dask(X, y, sample_weight):
+            X, y = self._dask_data(X, y, reset=True)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            check_classification_targets(y)
+            kind = type_of_target(y, input_name="y", raise_unknown=True)
+            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+                raise ValueError(f"Only binary classification is supported. The type of the "
+                                 f"target is {kind}.")
+        classes, y01 = _declared_classes(self.classes, y, learn=not private)
+        w, A = _sample_weights(sample_weight, X.shape[0], A)
+        k = int(self.fit_intercept)
+        rows = as_rows(X, y01, w, A)
+        if k:
+            rows = rows.mapped(_with_intercept, rows.d + 1)
+        design_norm = norm_bound(B, bool(k))
+        if requested is None:
+            lam = default_lambda(rows.n, eps, data_norm=design_norm,
+                                 weights_bound=1.0 if w is None else A)
+        else:
+            lam = requested
+        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm)
+        scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
+        if not (scan.n_over and self.clip):
+            scan.check_magnitude("X")
+        n_clipped = 0
+        if scan.n_over and self.clip:
+            rows, n_clipped = rows.clipped(B, start=k), scan.n_over
+        elif scan.n_over and private:
+            raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
+        if n_clipped:
+            scan = scan.clipped_to(options["data_norm"])
+        return private, rows, scan, options, classes, int(n_clipped)
+
+    def _requested_lambda(self) -> float | None:
+        """λ from ``alpha`` or its alias ``lambda_`` (None: the default rule), checked."""
+        given = {}
+        for name in ("alpha", "lambda_"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a positive number or None, got {value!r}")
+            given[name] = check_real(name, value, low=0.0, low_open=True)
+        if len(given) == 2 and given["alpha"] != given["lambda_"]:
+            raise ValueError(f"alpha={self.alpha!r} and lambda_={self.lambda_!r} are the same "
+                             "parameter (lambda_ is an alias of alpha) with different values; "
+                             "set only alpha")
+        return next(iter(given.values()), None)
+
     def __getstate__(self):
         # A fitted estimator is a release: its pickle holds the coefficients, the public
-        # calibration and the settings, never the seed (which would let anyone redraw the noise)
-        # nor the non-private clipped-row count.
+        # calibration and the settings, never the seed (which would let anyone redraw the noise),
+        # the data holder's accountant, nor the non-private diagnostics (clipped-row count,
+        # solver iterations).
         state = super().__getstate__()
         if "coef_" in state:
             state = dict(state)
             state.pop("n_clipped_", None)
+            state.pop("n_iter_", None)
+            state["accountant"] = None
             if state.get("random_state") is not None:
                 state["random_state"] = None
         return state
+
+    def __deepcopy__(self, memo):
+        # A copy in this process is a copy of everything, the accountant included (which copies
+        # as itself): the pickled form above is for releases, and going through it would drop
+        # the ledger, so a refit of the copy would charge nothing.
+        out = object.__new__(type(self))
+        memo[id(self)] = out
+        out.__dict__.update({k: copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
+        return out
 
     def _dask_data(self, X, y=None, *, reset: bool):
         """Dask inputs checked as :func:`~sklearn.utils.validation.validate_data` checks
@@ -271,6 +470,56 @@ def _with_intercept(X: np.ndarray) -> np.ndarray:
 
 def _log_odds(X: np.ndarray, *, coef: np.ndarray, intercept: float) -> np.ndarray:
     return X @ coef + intercept
+
+
+def _model_selection_caller() -> str | None:
+    """The scikit-learn model-selection call fitting the estimator (``"GridSearchCV.fit"``,
+    ``"cross_val_score"``, …: the outermost frame of ``sklearn.model_selection``), or None: a walk up the call stack for frames of
+    ``sklearn.model_selection`` (searches, cross-validation and their helpers, including
+    ``_fit_and_score`` inside joblib workers). Cheap: a few dozen frames, only for private fits.
+    """
+    frame = inspect.currentframe()
+    outermost = None
+    try:
+        while frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            if module == "sklearn.model_selection" or \
+                    module.startswith("sklearn.model_selection."):
+                code = frame.f_code
+                outermost = code.co_name
+                if code.co_argcount and code.co_varnames[0] == "self":    # a method: its class
+                    owner = frame.f_locals.get("self")
+                    outermost = f"{type(owner).__name__}.{code.co_name}"
+            frame = frame.f_back
+    finally:
+        del frame
+    return outermost
+
+
+def _sample_weights(sample_weight, n: int, bound: float | None):
+    """``(weights, bound)`` checked against ``[0, bound]`` (``ValueError`` naming
+    ``sample_weight``); without a bound (a non-private fit) the largest weight, at least 1.
+    A Dask vector is passed on, for the fit's scan to check (its error names ``weights``)."""
+    if sample_weight is None:
+        return None, None
+    if is_dask(sample_weight) or not isinstance(n, numbers.Integral):   # Dask rows
+        if bound is None:
+            (top,) = compute(sample_weight.max())
+            if not np.isfinite(top):
+                raise ValueError("sample_weight contains NaN or infinite values")
+            bound = max(1.0, float(top))
+        return sample_weight, bound
+    if bound is None:
+        w = real_vector("sample_weight", sample_weight, n, "real numbers",
+                        "a 1-D array of length {n} (one weight per row)")
+        if not np.isfinite(w).all():
+            raise ValueError("sample_weight contains NaN or infinite values")
+        bound = max(1.0, float(w.max(initial=0.0)))
+    w, bound = as_weights("sample_weight", sample_weight, n, "sample_weight_bound", bound)
+    if n and not w.any():
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit; give "
+                         "some rows a positive weight")
+    return w, bound
 
 
 def _declared_classes(classes, y: np.ndarray, *, learn: bool):

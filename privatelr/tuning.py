@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,7 +52,7 @@ def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
     return train, idx[m::m + 1]
 
 
-def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds,
+def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_bounds=None,
                               add_bias: bool = False, weights=None,
                               weights_upper_bound: float | None = None, random_state=None,
                               accountant=None):
@@ -91,16 +92,33 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     themselves are not private and are not returned. With ``eps = inf`` the model with fewest
     errors is returned (ties broken at random) and nothing is private.
 
+    **DPLogisticRegression candidates** (:class:`privatelr.sklearn.DPLogisticRegression`, e.g.
+    one per ``alpha``) are fitted as themselves: candidate ``j`` is a clone fitted on group
+    ``j`` with its own public ``data_norm``, ``clip``, declared ``classes`` and
+    ``sample_weight_bound`` (ε-DP by the estimator's contract), and an error is a validation
+    row whose label differs from the candidate's ``predict`` — decided row by row, so the proof
+    above holds unchanged. Every candidate's own checks run on all the rows before the charge
+    (:meth:`~privatelr.sklearn.DPLogisticRegression.check_fit`); ``upper_bounds``,
+    ``lower_bounds``, ``add_bias`` and ``weights_upper_bound`` are DPpack's and are refused for
+    them (``weights`` are passed as ``sample_weight``). The candidates' accountants are not
+    charged per fit: the one ledger (``accountant=``, or the candidates' common accountant) is
+    charged ``eps`` once. The chosen estimator is returned fitted, with its own parameters
+    (``random_state``, ``accountant``) as the caller set them and ``tuning_``; use it like any
+    fitted ``DPLogisticRegression``. A ``eps=0`` candidate is a non-private fit. In-memory data
+    only (Dask data: tune DPpack-style candidates).
+
     Parameters
     ----------
-    models : sequence of LogisticRegressionDP or SVMDP
-        The candidates (e.g. one per ``gamma``), all built with the same ``eps``.
+    models : sequence of LogisticRegressionDP or SVMDP, or of DPLogisticRegression
+        The candidates (e.g. one per ``gamma``, or per ``alpha``), all built with the same
+        ``eps``; one kind per call.
     X : (n, p) array or DataFrame
         Data, rows in random order.
     y : (n,) array
-        Labels 0/1.
+        Labels 0/1 (or the declared ``classes`` of ``DPLogisticRegression`` candidates).
     upper_bounds, lower_bounds : (p,) array
-        Public column bounds (see :class:`privatelr.LogisticRegressionDP`).
+        Public column bounds (see :class:`privatelr.LogisticRegressionDP`); required for
+        DPpack-style candidates, None for ``DPLogisticRegression`` ones.
     add_bias : bool
         Passed to every ``fit`` and ``predict``.
     weights : (n,) array, optional
@@ -115,7 +133,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
 
     Returns
     -------
-    LogisticRegressionDP or SVMDP
+    LogisticRegressionDP, SVMDP or DPLogisticRegression
         The chosen object of ``models`` (the same object), fitted on its group only.
 
     Raises
@@ -123,6 +141,14 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     ValueError
         Empty ``models``, different ε among the models, fewer than ``m + 1`` rows, or invalid
         data, labels, bounds or weights (all checked before the accountant is charged).
+
+    Notes
+    -----
+    Which classifier when: :func:`privatelr.dplr` is the port of R's PrivateLR (formulas, data
+    frames; its private tuning is :func:`dplr_tune`); :class:`privatelr.sklearn.
+    DPLogisticRegression` is for scikit-learn pipelines and numpy arrays (tune it here, not
+    with ``GridSearchCV``, which spends ε per fit); :class:`privatelr.LogisticRegressionDP` is
+    for DPpack parity and is what this function was written for.
 
     Examples
     --------
@@ -135,17 +161,31 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
     >>> best = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0)
     >>> best.gamma in (100, 1, 1e-4), best.tuning_.chosen in (0, 1, 2)
     (True, True)
+
+    The same selection over scikit-learn estimators (rows inside the unit ball):
+
+    >>> from privatelr.sklearn import DPLogisticRegression
+    >>> cands = [DPLogisticRegression(eps=1.0, alpha=a) for a in (0.1, 1.0, 10.0)]
+    >>> best = tune_classification_model(cands, X / np.sqrt(2), y, random_state=0)
+    >>> best.tuning_.candidates, best.predict(X[:2] / np.sqrt(2)).shape
+    ((0.1, 1.0, 10.0), (2,))
     """
-    if isinstance(models, (CMSModel, str, bytes)) or not hasattr(models, "__iter__"):
-        raise TypeError("models must be a list of LogisticRegressionDP / SVMDP objects, got "
-                        f"{type(models).__name__}")
+    estimator_type = _estimator_type()
+    kinds = (CMSModel,) if estimator_type is None else (CMSModel, estimator_type)
+    if isinstance(models, kinds + (str, bytes)) or not hasattr(models, "__iter__"):
+        raise TypeError("models must be a list of LogisticRegressionDP / SVMDP or "
+                        f"DPLogisticRegression objects, got {type(models).__name__}")
     models = list(models)
     if not models:
         raise ValueError("models is empty: give at least one candidate model")
     for i, mdl in enumerate(models):
-        if not isinstance(mdl, CMSModel):
-            raise TypeError(f"models[{i}] is a {type(mdl).__name__}; expected LogisticRegressionDP "
-                            "or SVMDP")
+        if not isinstance(mdl, kinds):
+            raise TypeError(f"models[{i}] is a {type(mdl).__name__}; expected LogisticRegressionDP, "
+                            "SVMDP or privatelr.sklearn.DPLogisticRegression")
+    n_estimators = sum(not isinstance(mdl, CMSModel) for mdl in models)
+    if 0 < n_estimators < len(models):
+        raise TypeError("models mixes DPpack-style models (LogisticRegressionDP / SVMDP) with "
+                        "DPLogisticRegression estimators; tune one kind at a time")
     if len({id(mdl) for mdl in models}) != len(models):
         raise ValueError("models contains the same object twice; build one object per candidate")
     eps_all = [mdl.eps for mdl in models]
@@ -153,6 +193,14 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
         raise ValueError(f"all models must share one eps (the tuned model is eps-DP for that "
                          f"eps), got {eps_all}")
     eps = eps_all[0]
+    if n_estimators:
+        return _tune_estimators(models, X, y, eps, upper_bounds=upper_bounds,
+                                lower_bounds=lower_bounds, add_bias=add_bias, weights=weights,
+                                weights_upper_bound=weights_upper_bound,
+                                random_state=random_state, accountant=accountant)
+    if upper_bounds is None or lower_bounds is None:
+        raise ValueError("upper_bounds and lower_bounds are required for LogisticRegressionDP / "
+                         "SVMDP candidates: public bounds on every column of X")
     if accountant is not None:  # one spend of eps: parallel composition over disjoint groups
         require_budget(accountant, eps)
 
@@ -204,6 +252,102 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds, lower_bounds
                           group_sizes=tuple(len(g) for g in train) + (len(valid),))
     best = models[chosen]
     best.__dict__.update(fitted[chosen].__dict__)  # the one release, assigned at the very end
+    best.tuning_ = record
+    return best
+
+
+def _estimator_type():
+    """:class:`privatelr.sklearn.DPLogisticRegression` if that module is loaded, else None (no
+    instance can exist then; ``import privatelr`` never imports scikit-learn)."""
+    module = sys.modules.get("privatelr.sklearn")
+    return None if module is None else module.DPLogisticRegression
+
+
+def _unfitted(estimator, **changes):
+    """A new, unfitted estimator with ``estimator``'s parameters and ``changes`` (what
+    scikit-learn's ``clone`` does; only :mod:`privatelr.sklearn` imports scikit-learn)."""
+    return type(estimator)(**{**estimator.get_params(deep=False), **changes})
+
+
+def _take(data, idx: np.ndarray):
+    """Rows ``idx`` (positions) of an array or a pandas object."""
+    return data.iloc[idx] if hasattr(data, "iloc") else data[idx]
+
+
+def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias, weights,
+                     weights_upper_bound, random_state, accountant):
+    """:func:`tune_classification_model` over ``DPLogisticRegression`` candidates: the same
+    split, fits and exponential mechanism, each candidate fitted as itself (its ``data_norm``,
+    ``clip``, ``classes``, ``alpha``, ``sample_weight_bound``)."""
+    if upper_bounds is not None or lower_bounds is not None:
+        raise ValueError("upper_bounds and lower_bounds are DPpack's per-column bounds; "
+                         "DPLogisticRegression candidates use their own public data_norm "
+                         "(rescale X by public constants first, e.g. with "
+                         "privatelr.public_bounds): pass neither")
+    if check_bool("add_bias", add_bias):
+        raise ValueError("add_bias is for DPpack-style models; DPLogisticRegression candidates "
+                         "have their own fit_intercept")
+    if weights_upper_bound is not None:
+        raise ValueError("weights_upper_bound is for DPpack-style models; set "
+                         "sample_weight_bound on the DPLogisticRegression candidates")
+    if is_dask(X, y, weights):
+        raise TypeError("DPLogisticRegression candidates are tuned on in-memory data; on Dask "
+                        "data tune LogisticRegressionDP / SVMDP candidates")
+    # one ledger for the one spend: the candidates' own accountants and accountant= must agree
+    ledgers = {id(a): a for a in [accountant] + [mdl.accountant for mdl in models]
+               if a is not None}
+    if len(ledgers) > 1:
+        raise ValueError("the candidates and accountant= name different accountants; the "
+                         "selection spends eps once, on one ledger: give one accountant")
+    ledger = next(iter(ledgers.values()), None)
+    if ledger is not None:
+        require_budget(ledger, eps)
+
+    # every argument is checked here, before the accountant is charged and before any fit:
+    # each candidate runs its own checks (settings, labels against its declared classes,
+    # weights against its bound, rows against its data_norm) on all the rows
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    Xa = X if hasattr(X, "iloc") else np.asarray(X)
+    ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) \
+        else np.asarray(y)
+    if ya.ndim == 2 and 1 in ya.shape:
+        ya = ya.reshape(-1)
+    if ya.ndim != 1 or ya.shape[0] != n:
+        raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
+                         f"{np.shape(y)}")
+    wa = None
+    if weights is not None:
+        wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
+        if wa.ndim != 1 or wa.shape[0] != n:
+            raise ValueError(f"weights must be a 1-D array of length {n}, got shape "
+                             f"{np.shape(weights)}")
+    for mdl in models:
+        _unfitted(mdl, accountant=None).check_fit(Xa, ya, sample_weight=wa)
+    m = len(models)
+    train, valid = dppack_split(n, m)
+    rng = check_random_state(random_state)
+
+    if ledger is not None:  # charged before any candidate touches the data; not refunded
+        ledger.spend(eps, note=f"tune_classification_model over {m} DPLogisticRegression "
+                     "candidates (disjoint groups + exponential mechanism)")
+    fitted = []
+    errors = np.empty(m)
+    y_valid = ya[valid]
+    for mdl, rows in zip(models, train):
+        cand = _unfitted(mdl, accountant=None, random_state=rng)
+        cand.fit(_take(Xa, rows), ya[rows], sample_weight=None if wa is None else wa[rows])
+        errors[len(fitted)] = np.count_nonzero(cand.predict(_take(Xa, valid)) != y_valid)
+        fitted.append(cand)
+    chosen = exponential_mechanism(-errors, np.inf if eps == 0 else eps, 1.0, random_state=rng)
+    del errors  # not private: never stored or returned
+    record = TuningRecord(candidates=tuple(mdl.alpha if mdl.alpha is not None else mdl.lambda_
+                                           for mdl in models),
+                          chosen=chosen, eps=eps,
+                          group_sizes=tuple(len(g) for g in train) + (len(valid),))
+    best = models[chosen]
+    params = best.get_params(deep=False)          # the caller's settings (seed, accountant)
+    best.__dict__.update(fitted[chosen].__dict__)  # the one release, assigned at the very end
+    best.__dict__.update(params)
     best.tuning_ = record
     return best
 

@@ -187,7 +187,8 @@ CASES = {
     "DPLogisticRegression": lambda be: _estimated(DPLogisticRegression(eps=1.0, random_state=17),
                                                   be, Y),
     "DPLogisticRegression classes": lambda be: _estimated(
-        DPLogisticRegression(eps=1.0, classes=["no", "yes"], data_norm=0.5, random_state=17),
+        DPLogisticRegression(eps=1.0, classes=["no", "yes"], data_norm=0.5, clip=True,
+                             random_state=17),
         be, np.where(Y == 1, "yes", "no")),
     "DPLogisticRegression labels outside classes": lambda be: _estimated(
         DPLogisticRegression(eps=1.0, classes=["no", "yes"], random_state=17), be,

@@ -190,12 +190,12 @@ def test_sklearn_estimator_counts_its_clipped_rows():
     X[:7] *= 3.0  # norms above data_norm=1 (the others may exceed it too)
     expected = int((np.linalg.norm(X, axis=1) > 1.0).sum())
     assert expected >= 7
-    clf = DPLogisticRegression(eps=1.0, random_state=0).fit(X, y)
+    clf = DPLogisticRegression(eps=1.0, clip=True, random_state=0).fit(X, y)
     assert clf.n_clipped_ == expected
     with pytest.raises(ValueError, match="data_norm"):          # fail closed
         DPLogisticRegression(eps=1.0, clip=False, random_state=0).fit(X, y)
     inside = X / np.linalg.norm(X, axis=1).max()
-    assert DPLogisticRegression(eps=1.0, random_state=0).fit(inside, y).n_clipped_ == 0
+    assert DPLogisticRegression(eps=1.0, clip=True, random_state=0).fit(inside, y).n_clipped_ == 0
 
 
 @pytest.mark.parametrize("method", ["output", "objective"])
@@ -206,17 +206,20 @@ def test_sklearn_pickle_is_the_release_only(method):
     (X, y), (X2, y2) = _neighbours()
     X2 = X2.copy()
     X2[-1] = [3.0, -3.0]  # the neighbour's row lies outside the ball: clipped, counted
-    a = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, random_state=11).fit(X, y)
-    b = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, random_state=11).fit(X2, y2)
+    a = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, clip=True,
+                             random_state=11).fit(X, y)
+    b = DPLogisticRegression(eps=1.0, lambda_=0.05, method=method, clip=True,
+                             random_state=11).fit(X2, y2)
     assert isinstance(a.result_, ERMResult) and a.n_clipped_ != b.n_clipped_
     assert a.result_.diagnostics is None
     back = pickle.loads(pickle.dumps(a))
-    assert set(vars(back)) == {"eps", "lambda_", "method", "data_norm", "clip", "fit_intercept",
-                               "classes", "random_state", "coef_", "intercept_", "classes_",
+    assert set(vars(back)) == {"eps", "alpha", "lambda_", "method", "data_norm", "clip",
+                               "fit_intercept", "classes", "sample_weight_bound", "accountant",
+                               "random_state", "coef_", "intercept_", "classes_",
                                "lambda_used_", "result_", "n_features_in_"}
     assert back.random_state is None  # the seed would let anyone redraw the noise
     np.testing.assert_array_equal(back.predict_proba(X), a.predict_proba(X))
-    assert a.random_state == 11 and hasattr(a, "n_clipped_")  # the caller's object is unchanged
+    assert a.random_state == 11 and hasattr(a, "n_clipped_") and hasattr(a, "n_iter_")  # the caller's object is unchanged
     blank = ["coef_", "intercept_"]
     assert pickle.dumps(_without_coefficients(a, blank)) == \
         pickle.dumps(_without_coefficients(b, blank))

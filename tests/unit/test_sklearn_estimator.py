@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from privatelr import PrivacyWarning, erm  # noqa: E402
+from privatelr import PrivacyAccountant, PrivacyWarning, erm  # noqa: E402
 from privatelr.calibration import default_lambda  # noqa: E402
 from privatelr.sklearn import DPLogisticRegression  # noqa: E402
 
@@ -25,8 +26,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # scikit-learn's own contract checks; check_array_api_input skips itself unless SCIPY_ARRAY_API
 # is set (we make no array-API claim). Multiclass checks are replaced by
 # check_classifier_not_supporting_multiclass because the estimator declares
-# tags.classifier_tags.multi_class = False. Two checks conflict with privacy by design, and are
-# run on the non-private estimator instead (below):
+# tags.classifier_tags.multi_class = False. The checks' data are not inside data_norm=1 and the
+# default fails closed, so the checked private estimators clip (clip=True); their weights are at
+# most 5 (sample_weight_bound=5). Some checks conflict with privacy by design; they run (and
+# pass) on the non-private estimator instead (below):
 _PRIVATE_BY_DESIGN = {
     # they fit string or {1, 2} labels with no declared classes: a private fit never learns its
     # classes from the labels (one record could change them)
@@ -34,28 +37,46 @@ _PRIVATE_BY_DESIGN = {
     "check_classifier_data_not_an_array": "private fits declare their classes",
     "check_estimators_dtypes": "private fits declare their classes",
     "check_fit2d_1feature": "private fits declare their classes",
+    # the sample_weight checks fit {1, 2} labels with no declared classes (the weights
+    # themselves are tested on declared classes below)
+    "check_sample_weights_pandas_series": "private fits declare their classes",
+    "check_sample_weights_not_an_array": "private fits declare their classes",
+    "check_sample_weights_shape": "private fits declare their classes",
+    "check_sample_weights_not_overwritten": "private fits declare their classes",
     # a single-class training set: the noise may still move predictions to the other class
     "check_classifiers_one_label": "private predictions carry noise",
 }
+# A weight of 2 is not a repeated row here, private or not: the objective averages the losses
+# over the public row count n (the calibration's n), so repeating rows changes n and with it the
+# balance of loss and penalty. Normalising by the sum of the weights instead would make the
+# normaliser a statistic of the private weights.
+_WEIGHT_IS_NOT_A_REPEAT = {"check_sample_weight_equivalence_on_dense_data":
+                           "loss averaged over the public n rows, not the sum of the weights"}
 
 
-@parametrize_with_checks([DPLogisticRegression(random_state=0),
+@parametrize_with_checks([DPLogisticRegression(clip=True, sample_weight_bound=5.0,
+                                               random_state=0),
                           DPLogisticRegression(method="output", eps=5.0, fit_intercept=False,
+                                               clip=True, sample_weight_bound=5.0,
                                                random_state=0)],
                          expected_failed_checks=lambda est: {
-                             k: v for k, v in _PRIVATE_BY_DESIGN.items()
-                             if k != "check_classifiers_one_label" or est.method == "objective"})
+                             **_WEIGHT_IS_NOT_A_REPEAT,
+                             **{k: v for k, v in _PRIVATE_BY_DESIGN.items()
+                                if k != "check_classifiers_one_label"
+                                or est.method == "objective"}})
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([DPLogisticRegression(eps=0)])
+@parametrize_with_checks([DPLogisticRegression(eps=0)],
+                         expected_failed_checks=lambda est: _WEIGHT_IS_NOT_A_REPEAT)
 def test_sklearn_contract_non_private(estimator, check):
     # the same checks without privacy: classes may be learned, every check applies and passes
     check(estimator)
 
 
 def _data(n=400, seed=0):
+    """Rows in [-1, 1]^3: norms up to sqrt(3), above the default data_norm=1 for some."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, 3))
     z = 2 * X[:, 0] - X[:, 1] + 0.5
@@ -66,7 +87,7 @@ def _data(n=400, seed=0):
 def test_eps_inf_equals_engine_on_clipped_design():
     X, y = _data()
     B = 1.2
-    clf = DPLogisticRegression(eps=np.inf, lambda_=0.01, data_norm=B).fit(X, y)
+    clf = DPLogisticRegression(eps=np.inf, lambda_=0.01, data_norm=B, clip=True).fit(X, y)
     norms = np.linalg.norm(X, axis=1)
     Xc = X * np.minimum(1.0, B / norms)[:, None]  # rows above B scaled onto the sphere
     ref = erm.fit(np.c_[np.ones(len(X)), Xc], y, lambda_=0.01, eps=np.inf)
@@ -104,8 +125,28 @@ def test_clip_false_fails_closed_for_rows_outside_the_bound():
     assert DPLogisticRegression(clip=False, eps=0).fit(X, y).n_clipped_ == 0   # not private
 
 
+def test_default_fails_closed_with_dplrs_message_and_clip_counts():
+    X, y = _data()
+    over = int((np.linalg.norm(X, axis=1) > 1.0).sum())
+    assert 0 < over < len(y)
+    acc = PrivacyAccountant(1.0)
+    with pytest.raises(ValueError) as info:
+        DPLogisticRegression(accountant=acc, random_state=0).fit(X, y)     # clip=False default
+    # the one message of erm (dplr's), naming the three fixes; nothing charged
+    assert str(info.value).startswith(erm.OUTSIDE_BOUND.split("{")[0] + "X")
+    for fix in ("clip=True", "data_norm", "privatelr.public_bounds"):
+        assert fix in str(info.value)
+    assert acc.spent == (0.0, 0.0)
+    clf = DPLogisticRegression(clip=True, accountant=acc, random_state=0).fit(X, y)
+    assert clf.n_clipped_ == over and acc.spent == (1.0, 0.0)
+    # a larger public bound needs no clipping
+    big = DPLogisticRegression(data_norm=float(np.sqrt(3)), random_state=0).fit(X, y)
+    assert big.n_clipped_ == 0
+
+
 def test_classes_are_declared_in_a_private_fit():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     labels = np.where(y == 1, "spam", "ham")
     with pytest.raises(ValueError, match="classes=\\[negative, positive\\]"):
         DPLogisticRegression(eps=1.0, random_state=0).fit(X, labels)
@@ -123,6 +164,7 @@ def test_classes_are_declared_in_a_private_fit():
 
 def test_labels_probabilities_and_decision_agree():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     labels = np.where(y == 1, "spam", "ham")
     clf = DPLogisticRegression(eps=2.0, classes=["ham", "spam"], random_state=3).fit(X, labels)
     assert clf.classes_.tolist() == ["ham", "spam"]
@@ -138,6 +180,7 @@ def test_labels_probabilities_and_decision_agree():
 
 def test_seeded_fit_is_reproducible_and_unseeded_is_random():
     X, y = _data()
+    X = X / np.sqrt(3)                 # a public rescaling into the unit ball
     a = DPLogisticRegression(random_state=5).fit(X, y).coef_
     b = DPLogisticRegression(random_state=5).fit(X, y).coef_
     np.testing.assert_array_equal(a, b)
@@ -183,3 +226,210 @@ def test_multiclass_rejected():
 def test_package_import_does_not_import_sklearn():
     code = "import sys, privatelr; assert 'sklearn' not in sys.modules, 'sklearn imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- alpha, the scikit-learn name of λ
+def _inside(n=300, seed=1):
+    """Rows inside the unit ball (norm <= 0.7 * sqrt(2) < 1) and 0/1 labels."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-0.7, 0.7, size=(n, 2))
+    y = (X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    return X, y
+
+
+def test_alpha_is_lambda_and_lambda_underscore_its_alias():
+    X, y = _inside()
+    a = DPLogisticRegression(alpha=0.02, random_state=4).fit(X, y)
+    b = DPLogisticRegression(lambda_=0.02, random_state=4).fit(X, y)
+    c = DPLogisticRegression(alpha=0.02, lambda_=0.02, random_state=4).fit(X, y)  # same value
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.coef_, c.coef_)
+    assert a.lambda_used_ == 0.02 and a.result_.calibration.lambda_requested == 0.02
+    # both are parameters: get_params / clone / set_params carry them
+    est = DPLogisticRegression(alpha=0.5)
+    assert est.get_params()["alpha"] == 0.5 and est.get_params()["lambda_"] is None
+    assert clone(est).get_params() == est.get_params()
+    assert est.set_params(alpha=None, lambda_=0.3).get_params()["lambda_"] == 0.3
+    with pytest.raises(ValueError, match="alpha=0.1 and lambda_=0.2.*alias"):
+        DPLogisticRegression(alpha=0.1, lambda_=0.2).fit(X, y)
+    # objective perturbation's adjustment: lambda_used_ is the larger lambda* actually used
+    with warnings.catch_warnings():            # the engine may say that lambda was adjusted
+        warnings.simplefilter("ignore", UserWarning)
+        tiny = DPLogisticRegression(alpha=1e-8, random_state=0).fit(X, y)
+    assert tiny.result_.status == "adjusted lambda" and tiny.lambda_used_ > 1e-8
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    (dict(alpha=0.0), ValueError, "alpha"),
+    (dict(alpha=-1.0), ValueError, "alpha"),
+    (dict(alpha="big"), TypeError, "alpha"),
+    (dict(alpha=True), TypeError, "alpha"),
+    (dict(sample_weight_bound=0.0), ValueError, "sample_weight_bound"),
+    (dict(sample_weight_bound="1"), TypeError, "sample_weight_bound"),
+])
+def test_new_parameters_are_validated(params, exc, match):
+    X, y = _inside(n=40)
+    with pytest.raises(exc, match=match):
+        DPLogisticRegression(**params).fit(X, y)
+
+
+# ---------------------------------------------------------------- sample_weight
+def test_private_sample_weight_needs_its_public_bound_before_any_data_or_charge():
+    X, y = _inside()
+    acc = PrivacyAccountant(1.0)
+    with pytest.raises(ValueError, match="sample_weight_bound=<bound>"):
+        DPLogisticRegression(accountant=acc).fit(X, y, sample_weight=np.ones(len(y)))
+    assert acc.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda n: np.r_[np.ones(n - 1), 2.5], r"sample_weight must lie in \[0, sample_weight_bound\]"),
+    (lambda n: np.r_[np.ones(n - 1), -0.5], r"sample_weight must lie in \[0, sample_weight_bound\]"),
+    (lambda n: np.r_[np.ones(n - 1), np.nan], "sample_weight contains NaN"),
+    (lambda n: np.r_[np.ones(n - 1), np.inf], "sample_weight contains NaN"),
+    (lambda n: np.ones(n - 1), "sample_weight must be a 1-D array of length"),
+    (lambda n: np.zeros(n), "sample_weight is zero for every row"),
+])
+def test_weights_outside_the_bound_fail_closed(bad, match):
+    X, y = _inside()
+    acc = PrivacyAccountant(5.0)
+    est = DPLogisticRegression(sample_weight_bound=2.0, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, sample_weight=bad(len(y)))
+    assert acc.spent == (0.0, 0.0) and not hasattr(est, "coef_")
+
+
+def test_weighted_fit_is_the_engines_weighted_fit_calibrated_with_the_bound():
+    X, y = _inside()
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0.0, 3.0, size=len(y))
+    A = 3.0
+    design = np.c_[np.ones(len(y)), X]
+    # private: the same noise and coefficients as erm.fit with weights and weights_bound
+    clf = DPLogisticRegression(eps=1.0, alpha=0.05, sample_weight_bound=A,
+                               random_state=7).fit(X, y, sample_weight=list(w))
+    ref = erm.fit(design, y, lambda_=0.05, eps=1.0, data_norm=np.sqrt(2.0), weights=w,
+                  weights_bound=A, random_state=7)
+    np.testing.assert_allclose(np.r_[clf.intercept_, clf.coef_[0]], ref.coef, rtol=1e-12)
+    # the noise is calibrated for A: penalty 2 log(1 + c A B^2 / (n lambda)), c = 1/4, B^2 = 2
+    cal = clf.result_.calibration
+    assert cal.weights_bound == A
+    assert cal.penalty == pytest.approx(2 * np.log1p(0.25 * A * 2.0 / (len(y) * 0.05)))
+    # the default lambda is the package's rule for the weight bound too
+    dflt = DPLogisticRegression(eps=1.0, sample_weight_bound=A, random_state=7).fit(
+        X, y, sample_weight=w)
+    assert dflt.result_.calibration.lambda_requested == pytest.approx(
+        default_lambda(len(y), 1.0, data_norm=np.sqrt(2.0), weights_bound=A), rel=1e-12)
+    # weights of one under a bound of one are the unweighted fit, bit for bit
+    ones = DPLogisticRegression(alpha=0.05, sample_weight_bound=1.0, random_state=3).fit(
+        X, y, sample_weight=np.ones(len(y)))
+    plain = DPLogisticRegression(alpha=0.05, random_state=3).fit(X, y)
+    np.testing.assert_allclose(ones.coef_, plain.coef_, rtol=1e-12)
+
+
+def test_eps_zero_with_weights_is_a_plain_weighted_fit():
+    pd = pytest.importorskip("pandas")
+    X, y = _inside()
+    w = np.random.default_rng(3).uniform(0.0, 4.0, size=len(y))
+    clf = DPLogisticRegression(eps=0, alpha=0.01).fit(X, y, sample_weight=pd.Series(w))
+    ref = erm.fit(np.c_[np.ones(len(y)), X], y, lambda_=0.01, eps=0, data_norm=np.sqrt(2.0),
+                  weights=w, weights_bound=4.0)
+    np.testing.assert_allclose(np.r_[clf.intercept_, clf.coef_[0]], ref.coef, rtol=1e-9)
+    # doubling the positive rows' weights moves the intercept towards them (the weights count)
+    heavy = DPLogisticRegression(eps=0, alpha=0.01).fit(X, y, sample_weight=np.where(y, 2., 1.))
+    assert heavy.intercept_[0] > DPLogisticRegression(eps=0, alpha=0.01).fit(X, y).intercept_[0]
+    with pytest.raises(ValueError, match=r"sample_weight must lie in \[0"):
+        DPLogisticRegression(eps=0).fit(X, y, sample_weight=-np.ones(len(y)))
+
+
+# ---------------------------------------------------------------- n_iter_
+def test_n_iter_is_the_solvers_and_is_not_released():
+    import pickle
+
+    X, y = _inside()
+    clf = DPLogisticRegression(eps=1.0, alpha=0.01, random_state=5).fit(X, y)
+    ref = erm.fit(np.c_[np.ones(len(y)), X], y, lambda_=0.01, eps=1.0, data_norm=np.sqrt(2.0),
+                  random_state=5)
+    assert clf.n_iter_.shape == (1,) and clf.n_iter_[0] == ref.iterations > 0
+    back = pickle.loads(pickle.dumps(clf))
+    assert not hasattr(back, "n_iter_") and not hasattr(back, "n_clipped_")
+    np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
+
+
+# ---------------------------------------------------------------- the accountant
+def test_each_fit_charges_eps_and_a_refused_fit_reads_nothing():
+    X, y = _inside()
+    acc = PrivacyAccountant(1.0)
+    est = DPLogisticRegression(eps=0.4, accountant=acc, random_state=0)
+    est.fit(X, y)
+    est.fit(X, y)
+    assert acc.spent[0] == pytest.approx(0.8) and len(acc.ledger) == 2
+    from privatelr.exceptions import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError):
+        est.fit("not data", y)          # refused on the budget, before X is read
+    with pytest.raises(ValueError, match="non-private fit"):
+        DPLogisticRegression(eps=0, accountant=acc).fit(X, y)
+    with pytest.raises(TypeError, match="accountant must be a privatelr.PrivacyAccountant"):
+        DPLogisticRegression(accountant=1.0).fit(X, y)
+    assert len(acc.ledger) == 2
+
+
+def test_an_accountant_is_never_copied():
+    import copy
+    import pickle
+
+    acc = PrivacyAccountant(2.0)
+    assert copy.copy(acc) is acc and copy.deepcopy(acc) is acc
+    assert copy.deepcopy({"a": [acc]})["a"][0] is acc
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(acc)
+    est = DPLogisticRegression(accountant=acc)
+    assert clone(est).accountant is acc
+    with pytest.raises(TypeError, match="cannot be pickled"):     # e.g. to a joblib worker
+        pickle.dumps(est)
+    X, y = _inside()
+    fitted = est.set_params(random_state=0).fit(X, y)
+    back = pickle.loads(pickle.dumps(fitted))                      # a release: no ledger in it
+    assert back.accountant is None and fitted.accountant is acc
+    twin = copy.deepcopy(fitted)                # a copy in this process keeps the one ledger
+    assert twin.accountant is acc and twin.random_state == 0
+    np.testing.assert_array_equal(twin.coef_, fitted.coef_)
+    twin.fit(X, y)
+    assert len(acc.ledger) == 2
+
+
+def test_grid_search_and_cross_validation_charge_the_one_ledger_and_warn():
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    X, y = _inside(n=240)
+    acc = PrivacyAccountant(10.0)
+    est = DPLogisticRegression(eps=0.5, accountant=acc, random_state=0)
+    with pytest.warns(PrivacyWarning, match=r"GridSearchCV.*folds x candidates x eps.*"
+                                            r"tune_classification_model.*dplr_tune"):
+        GridSearchCV(est, {"alpha": [0.1, 1.0]}, cv=3).fit(X, y)
+    # 2 candidates x 3 folds + the refit, each eps = 0.5, on the caller's ledger
+    assert len(acc.ledger) == 7 and acc.spent[0] == pytest.approx(3.5)
+    with pytest.warns(PrivacyWarning, match="cross_val_score"):
+        cross_val_score(est, X, y, cv=2)
+    assert len(acc.ledger) == 9 and acc.spent[0] == pytest.approx(4.5)
+    # a search that would run past the budget: the refused fits charge nothing
+    from sklearn.exceptions import FitFailedWarning
+
+    small = PrivacyAccountant(1.0)
+    with pytest.warns(PrivacyWarning), pytest.warns(FitFailedWarning, match="exceed the privacy"):
+        scores = cross_val_score(est.set_params(accountant=small), X, y, cv=3,
+                                 error_score=np.nan)
+    assert np.isnan(scores[2]) and small.spent[0] == pytest.approx(1.0)
+
+
+def test_no_model_selection_warning_outside_a_search_or_without_privacy():
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _inside()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        DPLogisticRegression(eps=1.0, random_state=0).fit(X, y)
+        make_pipeline(FunctionTransformer(lambda A: A), DPLogisticRegression(random_state=0)
+                      ).fit(X, y)
+        cross_val_score(DPLogisticRegression(eps=0), X, y, cv=2)   # not private: no eps spent

@@ -180,3 +180,98 @@ def test_validation():
                                   weights_upper_bound=1)
     with pytest.raises(ValueError, match="weights_upper_bound"):
         tune_classification_model([m], X, y, [1, 1], [-1, -1], weights=np.ones(len(y)))
+    with pytest.raises(ValueError, match="upper_bounds and lower_bounds are required"):
+        tune_classification_model([m], X, y)
+
+
+# ---------------------------------------------------------------- DPLogisticRegression candidates
+def _estimators(**kw):
+    pytest.importorskip("sklearn")
+    from privatelr.sklearn import DPLogisticRegression
+
+    kw.setdefault("eps", 1.0)
+    return [DPLogisticRegression(alpha=a, **kw) for a in (0.1, 1.0, 10.0)]
+
+
+def _unit_bands(N=150):
+    X, y, _, _ = _bands(N=N)
+    return X * 0.8, np.where(y.ravel() == 1, "yes", "no")     # inside the unit ball, public scale
+
+
+def test_estimator_candidates_are_fitted_as_themselves_on_their_groups():
+    from privatelr import PrivacyAccountant, exponential_mechanism
+    from sklearn.base import clone
+
+    X, y = _unit_bands()
+    assert np.linalg.norm(X, axis=1).max() <= 1.0
+    acc = PrivacyAccountant(1.0)
+    models = _estimators(classes=["no", "yes"], accountant=acc, random_state=123)
+    tuned = tune_classification_model(models, X, y, random_state=5)
+    # one spend of eps on the candidates' (common) ledger, none per candidate fit
+    assert len(acc.ledger) == 1 and acc.spent == (1.0, 0.0)
+    # the same draws by hand: candidate j is a clone fitted on group j from the one Generator,
+    # then the exponential mechanism on minus the validation errors, sensitivity 1
+    train, valid = dppack_split(len(y), 3)
+    rng = np.random.default_rng(5)
+    by_hand = [clone(m).set_params(accountant=None, random_state=rng).fit(X[g], y[g])
+               for m, g in zip(models, train)]
+    errors = np.array([np.sum(f.predict(X[valid]) != y[valid]) for f in by_hand])
+    chosen = exponential_mechanism(-errors, 1.0, 1.0, random_state=rng)
+    assert tuned is models[chosen] and tuned.tuning_.chosen == chosen
+    np.testing.assert_array_equal(tuned.coef_, by_hand[chosen].coef_)
+    # usable as the input type, with the caller's own settings kept
+    assert tuned.classes_.tolist() == ["no", "yes"] and set(tuned.predict(X[:5])) <= {"no", "yes"}
+    assert tuned.random_state == 123 and tuned.accountant is acc
+    assert tuned.tuning_.candidates == (0.1, 1.0, 10.0)
+    assert tuned.tuning_.group_sizes == tuple(len(g) for g in train) + (len(valid),)
+    others = [m for m in models if m is not tuned]
+    assert not any(hasattr(m, "coef_") for m in others)       # one release
+
+
+def test_estimator_candidates_fail_before_the_charge():
+    from privatelr import PrivacyAccountant
+
+    X, y = _unit_bands(N=60)
+    acc = PrivacyAccountant(1.0)
+    # rows outside data_norm without clip: the candidate's own fail-closed rule, before any spend
+    with pytest.raises(ValueError, match="data_norm=0.5.*clip=True"):
+        tune_classification_model(_estimators(classes=["no", "yes"], data_norm=0.5), X, y,
+                                  accountant=acc)
+    with pytest.raises(ValueError, match="outside classes"):
+        tune_classification_model(_estimators(classes=["no", "maybe"]), X, y, accountant=acc)
+    with pytest.raises(ValueError, match="classes=\\[negative, positive\\]"):
+        tune_classification_model(_estimators(), X, y, accountant=acc)
+    with pytest.raises(ValueError, match="sample_weight_bound"):
+        tune_classification_model(_estimators(classes=["no", "yes"]), X, y,
+                                  weights=np.ones(len(y)), accountant=acc)
+    with pytest.raises(ValueError, match="per-column bounds"):
+        tune_classification_model(_estimators(classes=["no", "yes"]), X, y, [1, 1], [-1, -1])
+    with pytest.raises(ValueError, match="fit_intercept"):
+        tune_classification_model(_estimators(classes=["no", "yes"]), X, y, add_bias=True)
+    with pytest.raises(ValueError, match="different accountants"):
+        tune_classification_model(_estimators(classes=["no", "yes"],
+                                              accountant=PrivacyAccountant(1.0)), X, y,
+                                  accountant=acc)
+    with pytest.raises(TypeError, match="mixes"):
+        tune_classification_model(_estimators()[:1] + [LogisticRegressionDP(eps=1.0, gamma=1)],
+                                  X, y)
+    assert acc.spent == (0.0, 0.0)
+    # too little budget: refused before the data are read
+    from privatelr.exceptions import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError):
+        tune_classification_model(_estimators(eps=2.0, classes=["no", "yes"]), X, y,
+                                  accountant=acc)
+
+
+def test_estimator_candidates_take_weights_and_frames():
+    pd = pytest.importorskip("pandas")
+    X, y = _unit_bands(N=80)
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    w = np.random.default_rng(0).uniform(0, 2, size=len(y))
+    tuned = tune_classification_model(
+        _estimators(classes=["no", "yes"], sample_weight_bound=2.0), frame, pd.Series(y),
+        weights=w, random_state=0)
+    assert tuned.feature_names_in_.tolist() == ["a", "b"]
+    assert tuned.predict(frame.iloc[:3]).shape == (3,)
+    assert tuned.result_.calibration.weights_bound == 2.0
