@@ -393,9 +393,11 @@ def _one_line(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _iter_chunks(path: str, chunk_size: int, columns=None):
+def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | None = None):
     """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
-    next one is requested.
+    next one is requested. With ``passthrough`` (a column name, ``--id``), yield pairs
+    ``(chunk, ids)``: ``ids`` is that column exactly as the file has it (CSV: its text, an
+    empty field as ``""``; Parquet: its values as text).
 
     ``columns``: keep only these (the variables the model uses); the file must have them. A
     mapping ``{column: recorded type}`` also reads those CSV columns as text and converts them
@@ -404,6 +406,12 @@ def _iter_chunks(path: str, chunk_size: int, columns=None):
     """
     types = columns if isinstance(columns, Mapping) else None
     keep = None if columns is None else list(columns)
+    if passthrough is not None:
+        inner = _iter_chunks(path, chunk_size, columns, None)
+        for chunk, ids in _with_ids(path, chunk_size, passthrough, inner):
+            yield chunk, ids
+            del chunk, ids
+        return
     if _is_parquet(path):
         pq = _need_pyarrow()
         with _parquet_errors(path):
@@ -457,8 +465,45 @@ def _iter_chunks(path: str, chunk_size: int, columns=None):
             del chunk  # so that the next read does not overlap with this chunk
 
 
+def _with_ids(path: str, chunk_size: int, column: str, chunks):
+    """Pair each chunk of ``chunks`` with the text of ``column`` for the same rows, read in a
+    second, lock-step pass over the file (CSV as ``str``; stdin cannot be read twice)."""
+    if path == "-":
+        raise _InputError("--id needs DATA as a file (stdin cannot be read a second time)")
+    if _is_parquet(path):
+        pq = _need_pyarrow()
+        with _parquet_errors(path):
+            pf = pq.ParquetFile(path)
+            if column not in pf.schema_arrow.names:
+                raise _InputError(f"{path} has no column {column!r} (--id)")
+            batches = pf.iter_batches(batch_size=chunk_size, columns=[column])
+        texts = (b.to_pandas()[column].astype(object).where(
+            lambda s: s.notna(), "").astype(str) for b in batches)
+    else:
+        with _csv_errors(path):
+            reader = _read_csv(path, chunksize=chunk_size, dtype=str, keep_default_na=False,
+                               na_values=[])
+        first = True
+
+        def csv_texts():
+            nonlocal first
+            with reader:
+                for raw in reader:
+                    if first and column not in raw.columns:
+                        raise _InputError(f"{_name(path)} has no column {column!r} (--id)")
+                    first = False
+                    yield raw[column].fillna("")
+        texts = csv_texts()
+    for chunk in chunks:
+        with _csv_errors(path):
+            ids = next(texts)
+        if len(ids) != len(chunk):
+            raise _InputError(f"{_name(path)}: the --id column and the data differ in length")
+        yield chunk, ids
+
+
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
-                   chunk_size: int = DEFAULT_CHUNK_SIZE) -> dict:
+                   chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None) -> dict:
     """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
     ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
@@ -476,15 +521,22 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     types = getattr(model.spec, "variable_types", None)
     columns = variables if types is None else {v: types.get(v) for v in variables}
     header = name + "\n"  # written with the first scored chunk: nothing at all if that fails
+    if id_column is not None:
+        header = _csv_field(id_column) + "," + header
     rows = chunks = biggest = 0
-    for chunk in _iter_chunks(source, chunk_size, columns=columns):
+    for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column):
+        chunk, ids = item if id_column is not None else (item, None)
         n = len(chunk)
         if n == 0:  # a header-only file: nothing to score
-            del chunk
+            del chunk, item
             continue
         pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
-        del chunk
-        out.write(header + _csv_lines(pred, probabilities=name == "probability"))
+        del chunk, item
+        lines = _csv_lines(pred, probabilities=name == "probability")
+        if ids is not None:
+            lines = "".join(_csv_field(i) + "," + line + "\n"
+                            for i, line in zip(ids.tolist(), lines.splitlines()))
+        out.write(header + lines)
         header = ""
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
@@ -549,13 +601,19 @@ def _fit(args) -> int:
     if args.levels_file is not None:
         inputs.append(("--levels-file", args.levels_file))
     _check_out(args.out, inputs)
+    _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
     levels = _parse_levels(args.levels or [], args.levels_file)
     frame = _read_table(args.data)
-    model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
-                 rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
-                 op=not args.output_perturbation,
-                 data_norm=1.0 if args.data_norm is None else args.data_norm, clip=args.clip,
-                 random_state=args.seed, levels=levels or None, compat=args.compat)
+    if args.weights is not None and args.weights not in frame.columns:
+        raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
+    with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
+        model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
+                     rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
+                     op=not args.output_perturbation,
+                     data_norm=1.0 if args.data_norm is None else args.data_norm,
+                     clip=args.clip, random_state=args.seed, levels=levels or None,
+                     compat=args.compat, verbose=args.verbose, weights=args.weights,
+                     weights_bound=args.weights_bound)
     del frame
     save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
     print(model)
@@ -597,13 +655,14 @@ def _predict(args) -> int:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
     _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
     model = _load_model(args.model)
+    options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id)
     if args.out in (None, "-"):
-        predict_stream(model, args.data, sys.stdout, type=args.type, chunk_size=args.chunk_size)
+        predict_stream(model, args.data, sys.stdout, **options)
         return 0
     # Nothing reaches args.out unless every row was scored: a failure or an interrupt leaves
     # the previous file (if any) untouched and no temporary file behind.
     with _output_file(args.out) as fh:
-        predict_stream(model, args.data, fh, type=args.type, chunk_size=args.chunk_size)
+        predict_stream(model, args.data, fh, **options)
     return 0
 
 
@@ -645,9 +704,18 @@ def _add_model_parsers(sub) -> None:
                      help="declare the levels of a factor column, first = reference (repeat "
                      "for each column); a private fit never learns levels from the rows")
     fit.add_argument("--levels-file", metavar="SCHEMA.json", default=None,
-                     help='declared levels as JSON: {"column": ["level", ...], ...}')
+                     help='declared levels as a JSON object {"column": ["first level", '
+                          '"second", ...], ...} (first = reference); combines with --levels')
     fit.add_argument("--compat", choices=["PrivateLR"], default=None,
                      help="reproduce R's PrivateLR (NOT private: learned levels, norm bound 1)")
+    fit.add_argument("--weights", default=None, metavar="COL",
+                     help="observation weights from column COL (not a covariate); a private "
+                          "fit needs --weights-bound")
+    fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
+                     help="public upper bound on every weight (weights outside [0, A] are "
+                          "refused)")
+    fit.add_argument("-v", "--verbose", action="count", default=0,
+                     help="R's messages on stderr (dplr: set lambda to: ...); -vv for more")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
     fit.add_argument("--out", required=True, metavar="MODEL.json",
                      help="where to save the model (replaced atomically; must not be DATA)")
@@ -671,6 +739,9 @@ def _add_model_parsers(sub) -> None:
                            "MODEL.json or DATA")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
+    pred.add_argument("--id", default=None, metavar="COL",
+                      help="copy column COL of DATA, exactly as written, into the output as "
+                           "its first column (every row, also rows with no prediction)")
     pred.set_defaults(func=_predict)
 
     summ = sub.add_parser("summary", help="print the summary of a saved model",

@@ -117,8 +117,8 @@ def test_predict_streams_one_chunk_at_a_time(tmp_path, monkeypatch):
     seen, alive_at_next = [], []
     original = cli._iter_chunks
 
-    def spy(path, size, columns=None):
-        assert size == chunk_size
+    def spy(path, size, columns=None, passthrough=None):
+        assert size == chunk_size and passthrough is None
         prev = None
         for chunk in original(path, size, columns=columns):
             gc.collect()
