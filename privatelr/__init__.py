@@ -19,39 +19,56 @@ result (:mod:`privatelr.results`) → predict / summary / save (:mod:`privatelr.
 
 from __future__ import annotations
 
+import importlib
+
 from ._version import __version__
 
-from . import datasets, erm, experiments, losses, mechanisms, solver
-from .report import c_index
-from .report import plots as plot
-from .accountant import PrivacyAccountant
-from ._dplr import dplr
-from .auditing import audit
-from .bounds import PublicBounds, public_bounds
-from .calibration import default_lambda
-from .design import scaled
-from .results import DPLR, ERMResult, WALRResult, predict, summary
-from .exceptions import BudgetExceededError, PrivacyWarning
-from .mechanisms import exponential_mechanism
-from .models import SVMDP, LogisticRegressionDP
-from .persist import load_model
-from .tuning import dplr_tune, tune_classification_model
-from .label_dp import NoisyDotProduct, noisy_dot_product, walr, walr_fit
-
-
-__all__ = [
+# Public names are imported when first used (PEP 562), so ``import privatelr`` and the command
+# line's ``--help`` do not pay for numpy, pandas, scipy and formulaic. Each entry: the module
+# that defines the name, and the attribute in it (None: the module itself).
+_LAZY = {
     # the dplr front end
-    "DPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
+    "DPLR": (".results", "DPLR"), "dplr": ("._dplr", "dplr"),
+    "predict": (".results", "predict"), "summary": (".results", "summary"),
+    "scaled": (".design", "scaled"), "public_bounds": (".bounds", "public_bounds"),
+    "PublicBounds": (".bounds", "PublicBounds"),
     # engine and mechanisms
-    "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
-    "exponential_mechanism",
+    "erm": (".erm", None), "ERMResult": (".results", "ERMResult"),
+    "default_lambda": (".calibration", "default_lambda"), "losses": (".losses", None),
+    "mechanisms": (".mechanisms", None), "solver": (".solver", None),
+    "exponential_mechanism": (".mechanisms", "exponential_mechanism"),
     # DPpack-style models and tuning
-    "LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
+    "LogisticRegressionDP": (".models", "LogisticRegressionDP"), "SVMDP": (".models", "SVMDP"),
+    "tune_classification_model": (".tuning", "tune_classification_model"),
+    "dplr_tune": (".tuning", "dplr_tune"),
     # WALR
-    "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
+    "NoisyDotProduct": (".label_dp", "NoisyDotProduct"), "WALRResult": (".results", "WALRResult"),
+    "noisy_dot_product": (".label_dp", "noisy_dot_product"), "walr": (".label_dp", "walr"),
+    "walr_fit": (".label_dp", "walr_fit"),
     # evidence and accounting
-    "PrivacyAccountant", "BudgetExceededError", "PrivacyWarning", "audit",
+    "PrivacyAccountant": (".accountant", "PrivacyAccountant"),
+    "BudgetExceededError": (".exceptions", "BudgetExceededError"),
+    "PrivacyWarning": (".exceptions", "PrivacyWarning"), "audit": (".auditing", "audit"),
     # persistence, data, experiments, plots
-    "load_model", "datasets", "experiments", "plot", "c_index",
-    "__version__",
-]
+    "load_model": (".persist", "load_model"), "datasets": (".datasets", None),
+    "experiments": (".experiments", None), "plot": (".report.plots", None),
+    "c_index": (".report", "c_index"),
+}
+
+__all__ = [*_LAZY, "__version__"]
+
+
+def __getattr__(name: str):
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'privatelr' has no attribute {name!r}") from None
+    value = importlib.import_module(module, __name__)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value                  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -152,3 +152,58 @@ def test_every_subpackage_is_shipped():
     assert source - {"privatelr._data"} <= listed
     installed = {name for name, path in _modules().items() if path.name == "__init__.py"}
     assert source <= installed | {"privatelr._data"}
+
+
+# ---- lazy top level: start-up cost is paid by the names that need it ----------------------
+
+HEAVY = ("numpy", "pandas", "scipy", "formulaic", "pyarrow")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The heavy modules present in a fresh interpreter after running ``code``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    probe = (f"import sys, json\n{code}\n"
+             f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT.parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_cli_module_imports_no_heavy_dependency():
+    # `privatelr --help` / `--version` run only argparse: numpy, pandas, scipy, formulaic and
+    # pyarrow are imported inside the subcommands that read data
+    assert _loaded_after("import privatelr.cli; privatelr.cli.build_parser()") == set()
+
+
+def test_import_privatelr_is_lazy_until_a_name_is_used():
+    assert _loaded_after("import privatelr; privatelr.__version__; dir(privatelr)") == set()
+    # the version needs none of the package's modules; a name pulls in what it needs (the
+    # engine scipy, the front end pandas), and the check above fails if the table goes eager
+    assert {"numpy", "scipy"} <= _loaded_after("from privatelr import erm")
+    assert {"numpy", "pandas"} <= _loaded_after("from privatelr import dplr")
+
+
+def test_every_public_name_resolves_and_is_listed():
+    # the lazy table is the whole public API: each name imports, appears in dir(), and a
+    # second look-up returns the same object (cached in the module)
+    names = set(privatelr.__all__)
+    assert names <= set(dir(privatelr))
+    for name in sorted(names):
+        value = getattr(privatelr, name)
+        assert getattr(privatelr, name) is value
+    assert privatelr.plot.__name__ == "privatelr.report.plots"
+    assert privatelr.erm.__name__ == "privatelr.erm"
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        privatelr.nope  # noqa: B018
+    assert not hasattr(privatelr, "_not_there")
