@@ -44,6 +44,36 @@ def test_c_index_matches_pairwise_count_with_ties():
     assert c_index(p, y.astype(bool)) == c_index(p, y)
 
 
+
+def _c_index_midranks(p, y):
+    # the defining formula (module docstring): mean mid-rank of the positives, via scipy's
+    # rankdata, an implementation independent of c_index's sort-and-search count
+    from scipy.stats import rankdata
+
+    pos = np.asarray(y) == 1
+    n1, n0 = int(pos.sum()), int((~pos).sum())
+    return (rankdata(p, method="average")[pos].mean() - (n1 + 1) / 2) / n0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_c_index_equals_the_mid_rank_formula(seed):
+    # continuous scores, heavy ties (few distinct values), all scores equal, signed zeros and
+    # extreme values, unbalanced classes: the count and the formula agree to 1e-12 (both are
+    # exact rationals n_pairs/2/(n0 n1) up to one rounding, so a wrong half for ties or an
+    # off-by-one in a search side is off by >= 1/(2 n0 n1) >> 1e-12 at these sizes)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 3000))
+    cases = [rng.random(n), rng.integers(0, 4, n) / 3.0, np.full(n, 0.25),
+             rng.choice([-0.0, 0.0, 1e-300, 1.0, 5e-324], n), rng.normal(size=n) * 1e6]
+    for p in cases:
+        for rate in (0.5, 0.03):
+            y = (rng.random(n) < rate).astype(int)
+            y[0], y[-1] = 1, 0                                 # both classes present
+            assert c_index(p, y) == pytest.approx(_c_index_midranks(p, y), abs=1e-12)
+    assert c_index([0.3, 0.3, 0.3], [1, 0, 1]) == 0.5
+    assert c_index([0.9, 0.1], [1, 0]) == 1.0 and c_index([0.1, 0.9], [1, 0]) == 0.0
+
+
 def test_sens_spec_table():
     t = sens_spec([0.2, 0.6, 0.4, 0.8, 0.1], [0, 1, 0, 1, 1])
     # positives in rank order: 0.1, 0.6, 0.8
