@@ -505,7 +505,8 @@ def _with_ids(path: str, chunk_size: int, column: str, chunks):
 
 
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
-                   chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None) -> dict:
+                   chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None,
+                   progress=None) -> dict:
     """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
     ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
@@ -516,7 +517,8 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     (a blank line gets an empty prediction); a header-only file gives the header line alone.
     When the model records its columns' types (``model.spec.variable_types``), CSV columns are
     read as text and converted to those types (:func:`_typed_columns`), the same way for every
-    chunk size; otherwise pandas infers each chunk's types.
+    chunk size; otherwise pandas infers each chunk's types. ``progress``, if given, is called
+    with the number of rows of each chunk once it is written (the command line's progress bar).
     """
     name = "probability" if type == "probabilities" else "class"
     variables = list(model.spec.variables)
@@ -542,6 +544,8 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
         header = ""
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+        if progress is not None:
+            progress(n)
     out.write(header)
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
 
@@ -607,22 +611,56 @@ def _fit(args) -> int:
     _check_out(args.out, inputs)
     _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
     levels = _parse_levels(args.levels or [], args.levels_file)
-    frame = _read_table(args.data)
-    if args.weights is not None and args.weights not in frame.columns:
-        raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
+    with _stages(args, "privatelr fit", 3) as stage:
+        stage("read")
+        frame = _read_table(args.data)
+        if args.weights is not None and args.weights not in frame.columns:
+            raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
+        stage("design, fit, C-index")                 # the three run inside dplr()
+        model = _fit_frame(args, frame, levels, dplr)
+        del frame
+        stage("save")
+        save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
+    print(model)
+    sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
+    return 0
+
+
+@contextlib.contextmanager
+def _stages(args, desc: str, total: int):
+    """A stage-by-stage progress bar on stderr (a terminal, no ``--quiet``): yields
+    ``stage(name)``, which completes the previous stage and names the next one."""
+    from .progress import progress_bar
+
+    bar = progress_bar(total=total, desc=desc, unit="stage", enabled=False if args.quiet else None)
+    started = [False]
+
+    def stage(name: str) -> None:
+        if bar is None:
+            return
+        if started[0]:
+            bar.update(1)
+        started[0] = True
+        bar.set_description_str(f"{desc}: {name}")
+
+    try:
+        yield stage
+        if bar is not None and started[0]:
+            bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _fit_frame(args, frame, levels: dict, dplr):
     with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
-        model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
+        return dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
                      rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
                      op=not args.output_perturbation,
                      data_norm=1.0 if args.data_norm is None else args.data_norm,
                      clip=args.clip, random_state=args.seed, levels=levels or None,
                      compat=args.compat, verbose=args.verbose, weights=args.weights,
                      weights_bound=args.weights_bound)
-    del frame
-    save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
-    print(model)
-    sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
-    return 0
 
 
 def _parse_levels(items: list, path: str | None) -> dict:
@@ -659,15 +697,24 @@ def _predict(args) -> int:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
     _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
     model = _load_model(args.model)
-    options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id)
-    if args.out in (None, "-"):
-        predict_stream(model, args.data, sys.stdout, **options)
+    from .progress import progress_bar
+
+    bar = progress_bar(desc="privatelr predict", unit="rows",
+                       enabled=False if args.quiet else None)
+    options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id,
+                   progress=None if bar is None else bar.update)
+    try:
+        if args.out in (None, "-"):
+            predict_stream(model, args.data, sys.stdout, **options)
+            return 0
+        # Nothing reaches args.out unless every row was scored: a failure or an interrupt
+        # leaves the previous file (if any) untouched and no temporary file behind.
+        with _output_file(args.out) as fh:
+            predict_stream(model, args.data, fh, **options)
         return 0
-    # Nothing reaches args.out unless every row was scored: a failure or an interrupt leaves
-    # the previous file (if any) untouched and no temporary file behind.
-    with _output_file(args.out) as fh:
-        predict_stream(model, args.data, fh, **options)
-    return 0
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _summary(args) -> int:
@@ -721,6 +768,8 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("-v", "--verbose", action="count", default=0,
                      help="R's messages on stderr (dplr: set lambda to: ...); -vv for more")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
+    fit.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bar (shown on stderr only when it is a terminal)")
     fit.add_argument("--out", required=True, metavar="MODEL.json",
                      help="where to save the model (replaced atomically; must not be DATA)")
     fit.set_defaults(func=_fit)
@@ -743,6 +792,8 @@ def _add_model_parsers(sub) -> None:
                            "MODEL.json or DATA")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
+    pred.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress bar (shown on stderr only when it is a terminal)")
     pred.add_argument("--id", default=None, metavar="COL",
                       help="copy column COL of DATA, exactly as written, into the output as "
                            "its first column (every row, also rows with no prediction)")
