@@ -186,12 +186,20 @@ class _NamedWriter:
         self._fh, self._path = fh, path
 
     def write(self, text: str) -> int:
-        try:
+        with _naming(self._path):
             return self._fh.write(text)
-        except OSError as exc:
-            if exc.filename is not None:
-                raise
-            raise OSError(exc.errno, exc.strerror or str(exc), self._path) from None
+
+
+@contextlib.contextmanager
+def _naming(path: str):
+    """An OSError without a file name (a write to an open file: a full disk, say) is reported
+    as being about ``path`` (the ``--out`` the user gave), not as a bare errno."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), path) from None
 
 
 @contextlib.contextmanager
@@ -620,7 +628,8 @@ def _fit(args) -> int:
         model = _fit_frame(args, frame, levels, dplr)
         del frame
         stage("save")
-        save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
+        with _naming(args.out):  # atomically: a failed save leaves the old file as it was
+            save_model(model, args.out)
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
