@@ -19,24 +19,58 @@ result (:mod:`privatelr.results`) → predict / summary / save (:mod:`privatelr.
 
 from __future__ import annotations
 
+import importlib
+
 from ._version import __version__
 
-from . import datasets, erm, experiments, losses, mechanisms, solver
-from .report import c_index
-from .report import plots as plot
-from .accountant import PrivacyAccountant
-from ._dplr import dplr
-from .auditing import audit
-from .bounds import PublicBounds, public_bounds
-from .calibration import default_lambda
-from .design import scaled
-from .results import DPLR, ERMResult, WALRResult, predict, summary
-from .exceptions import BudgetExceededError, PrivacyWarning
-from .mechanisms import exponential_mechanism
-from .models import SVMDP, LogisticRegressionDP
-from .persist import load_model
-from .tuning import dplr_tune, tune_classification_model
-from .label_dp import NoisyDotProduct, noisy_dot_product, walr, walr_fit
+# Names are imported when first used (PEP 562), so that ``import privatelr`` and the command
+# line's ``--help`` start without loading numpy, pandas, scipy and formulaic. Every name below
+# stays importable as ``from privatelr import dplr``; ``dir(privatelr)`` lists them.
+#: public name -> (module, attribute); attribute None: the module itself
+_EXPORTS = {
+    "datasets": (".datasets", None), "erm": (".erm", None),
+    "experiments": (".experiments", None), "losses": (".losses", None),
+    "mechanisms": (".mechanisms", None), "solver": (".solver", None),
+    "plot": (".report.plots", None), "c_index": (".report", "c_index"),
+    "PrivacyAccountant": (".accountant", "PrivacyAccountant"), "dplr": ("._dplr", "dplr"),
+    "audit": (".auditing", "audit"), "PublicBounds": (".bounds", "PublicBounds"),
+    "public_bounds": (".bounds", "public_bounds"),
+    "default_lambda": (".calibration", "default_lambda"), "scaled": (".design", "scaled"),
+    "DPLR": (".results", "DPLR"), "ERMResult": (".results", "ERMResult"),
+    "WALRResult": (".results", "WALRResult"), "predict": (".results", "predict"),
+    "summary": (".results", "summary"),
+    "BudgetExceededError": (".exceptions", "BudgetExceededError"),
+    "PrivacyWarning": (".exceptions", "PrivacyWarning"),
+    "exponential_mechanism": (".mechanisms", "exponential_mechanism"),
+    "SVMDP": (".models", "SVMDP"), "LogisticRegressionDP": (".models", "LogisticRegressionDP"),
+    "load_model": (".persist", "load_model"), "dplr_tune": (".tuning", "dplr_tune"),
+    "tune_classification_model": (".tuning", "tune_classification_model"),
+    "NoisyDotProduct": (".label_dp", "NoisyDotProduct"),
+    "noisy_dot_product": (".label_dp", "noisy_dot_product"), "walr": (".label_dp", "walr"),
+    "walr_fit": (".label_dp", "walr_fit"),
+}
+
+
+def __getattr__(name: str):
+    """Import a public name (or any submodule) on first use, then keep it in the module."""
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        value = importlib.import_module(module, __name__)
+        if attr is not None:
+            value = getattr(value, attr)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [

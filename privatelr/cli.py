@@ -12,8 +12,6 @@ import sys
 import warnings
 from collections.abc import Mapping
 
-import numpy as np
-
 
 def _demo(args) -> int:
     """R's manual example ``dplr(Species ~ ., iris)`` both ways: as R computes it (not private)
@@ -343,6 +341,8 @@ def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
         A field that is not of its column's type, e.g. ``column 'mpg', line 7: 'abc' is not a
         number``; a column without a recorded type, or a type this function does not know.
     """
+    import numpy as np
+
     import pandas as pd
 
     out = {}
@@ -555,6 +555,8 @@ def _csv_lines(pred, *, probabilities: bool) -> str:
     label; an empty field for a row with a missing value. No per-row Python code: ``map`` over
     C-level conversions, and only the few distinct labels are formatted. The empty field is
     written ``""`` (as Python's csv module does for a one-column row)."""
+    import numpy as np
+
     values = pred.tolist()
     if not values:
         return ""

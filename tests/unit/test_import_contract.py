@@ -152,3 +152,42 @@ def test_every_subpackage_is_shipped():
     assert source - {"privatelr._data"} <= listed
     installed = {name for name, path in _modules().items() if path.name == "__init__.py"}
     assert source <= installed | {"privatelr._data"}
+
+
+# ---- lazy imports: a quick start for the command line and for `import privatelr` -------------
+
+def _modules_after(code: str) -> set:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted("
+                          "m for m in sys.modules)))"], capture_output=True, text=True,
+                         check=True)
+    return set(out.stdout.split())
+
+
+HEAVY = {"numpy", "pandas", "scipy", "formulaic"}
+
+
+def test_import_and_cli_help_load_no_heavy_dependency():
+    # `privatelr --help` builds the parser from privatelr.cli: nothing numeric is needed
+    assert not HEAVY & _modules_after("import privatelr, privatelr.cli\n"
+                                      "privatelr.cli.build_parser().format_help()")
+    # a name is imported when used, with what it needs
+    assert {"numpy", "pandas"} <= _modules_after("from privatelr import dplr")
+
+
+def test_every_public_name_resolves_and_is_listed():
+    import importlib
+
+    fresh = importlib.reload(privatelr)
+    for name in fresh.__all__:
+        assert getattr(fresh, name) is not None, name
+        assert name in dir(fresh), name
+    assert fresh.erm.fit is not None and fresh.design.DesignSpec is not None   # submodules too
+    try:
+        fresh.no_such_name
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("an unknown attribute must raise AttributeError")
