@@ -13,6 +13,9 @@ import warnings
 from collections.abc import Mapping
 
 
+from .progress import progress_bar
+
+
 def _demo(args) -> int:
     """R's manual example ``dplr(Species ~ ., iris)`` both ways: as R computes it (not private)
     and with a public bound, for which the guarantee holds."""
@@ -503,7 +506,8 @@ def _with_ids(path: str, chunk_size: int, column: str, chunks):
 
 
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
-                   chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None) -> dict:
+                   chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None,
+                   progress: bool | None = False) -> dict:
     """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
     ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
@@ -524,6 +528,7 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     if id_column is not None:
         header = _csv_field(id_column) + "," + header
     rows = chunks = biggest = 0
+    bar = progress_bar(None, desc="predict", unit=" rows", enabled=progress)
     for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column):
         chunk, ids = item if id_column is not None else (item, None)
         n = len(chunk)
@@ -540,6 +545,10 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
         header = ""
         del pred
         rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+        if bar is not None:
+            bar.update(n)
+    if bar is not None:
+        bar.close()
     out.write(header)
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
 
@@ -605,7 +614,10 @@ def _fit(args) -> int:
     _check_out(args.out, inputs)
     _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
     levels = _parse_levels(args.levels or [], args.levels_file)
+    bar = progress_bar(3, desc="fit", unit=" steps", enabled=False if args.quiet else None)
+    _stage(bar, "reading", first=True)
     frame = _read_table(args.data)
+    _stage(bar, "fitting")
     if args.weights is not None and args.weights not in frame.columns:
         raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
     with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
@@ -617,10 +629,25 @@ def _fit(args) -> int:
                      compat=args.compat, verbose=args.verbose, weights=args.weights,
                      weights_bound=args.weights_bound)
     del frame
+    _stage(bar, "saving")
     save_model(model, args.out)  # atomically: a failed save leaves the old file as it was
+    _stage(bar, None)
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
+
+
+def _stage(bar, name: str | None, *, first: bool = False) -> None:
+    """Move the fit's progress bar (if shown) to the stage ``name``, counting the stage before
+    it as done (None: all done)."""
+    if bar is None:
+        return
+    if not first:
+        bar.update(1)
+    if name is None:
+        bar.close()
+    else:
+        bar.set_postfix_str(name)
 
 
 def _parse_levels(items: list, path: str | None) -> dict:
@@ -657,7 +684,8 @@ def _predict(args) -> int:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
     _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
     model = _load_model(args.model)
-    options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id)
+    options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id,
+                   progress=False if args.quiet else None)
     if args.out in (None, "-"):
         predict_stream(model, args.data, sys.stdout, **options)
         return 0
@@ -716,6 +744,8 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
                      help="public upper bound on every weight (weights outside [0, A] are "
                           "refused)")
+    fit.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bar (shown on a terminal when tqdm is installed)")
     fit.add_argument("-v", "--verbose", action="count", default=0,
                      help="R's messages on stderr (dplr: set lambda to: ...); -vv for more")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
@@ -741,6 +771,8 @@ def _add_model_parsers(sub) -> None:
                            "MODEL.json or DATA")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
+    pred.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress bar (shown on a terminal when tqdm is installed)")
     pred.add_argument("--id", default=None, metavar="COL",
                       help="copy column COL of DATA, exactly as written, into the output as "
                            "its first column (every row, also rows with no prediction)")
