@@ -50,7 +50,7 @@ from .coding import MAX_LEVELS, atom_levels, eval_rows, raw_values, response_cod
 from .preprocess import standardise
 from .rsyntax import Binary, Call, Dot, Unary, deparse, names_in, parse, walk
 from .spec import DesignSpec
-from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer
+from .terms import LEARNING_FUNCTIONS, NAMED_CONSTANTS, Columns, LevelBook, infer
 from .values import Vec, as_frame, column_type, labels_of, level_label
 
 __all__ = ["make_spec", "build_design", "Design", "as_frame", "formula_text", "scaled", "Scaled",
@@ -188,7 +188,8 @@ def build_design(formula, data, *, levels: dict | None = None, learn: bool = Tru
     if rows.X.shape[0] == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
     yvec = eval_rows(parse(spec.response_source), Columns(frame, spec.variable_kinds),
-                 LevelBook(dict(spec.levels)), len(frame), spec.response)
+                 LevelBook(dict(spec.levels), params=dict(spec.params)), len(frame),
+                 spec.response)
     return Design(X=rows.X, y=rows.y, y_raw=_as_series(yvec)[rows.complete].reset_index(drop=True),
                   spec=spec, n_dropped=rows.n_dropped, complete=rows.complete)
 
@@ -289,9 +290,9 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
                 raise ValueError(f"formula: column {v!r} (in {name!r}) is not in data; "
                                  f"available: {columns[:20]}")
         k = infer(node, kinds, book)
-        if learn and any(isinstance(n, Call) and n.fn in ("factor", "as.factor")
+        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
                          for n in walk(node)):
-            eval_rows(node, cols, book, len(frame), name)     # learns the levels of inner factors
+            eval_rows(node, cols, book, len(frame), name)     # learns inner levels and numbers
         atoms.append({"id": aid, "name": name, **atom_levels(node, k, book, cols, len(frame),
                                                               learn, why)})
     variables = [c for c in columns if c in used]
@@ -301,7 +302,8 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
         response_kind=rkind, response_levels=rlevels, labels=labels, variables=variables,
         variable_kinds={v: kinds[v] for v in columns if v in used or v in lhs_names},
         levels={k: list(v) for k, v in book.levels.items()}, atoms=atoms, rhs=rhs_fc,
-        intercept=intercept, formulaic_columns=[], design_columns=[], learned=False)
+        intercept=intercept, formulaic_columns=[], design_columns=[], learned=False,
+        params={k: list(v) for k, v in book.params.items()})
     fc_cols = columns_of(rhs_fc, atoms)
     intercept = "Intercept" in fc_cols
     learned = bool(learn and book.learned_any)

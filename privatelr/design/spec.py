@@ -70,6 +70,10 @@ class DesignSpec:
         Whether levels or the response coding were learned from the rows (non-private builds).
     preprocess : Preprocess or None
         The public map applied after the design (scaling, projection, clipping).
+    params : dict
+        Numbers a non-private build learned from the rows for a call, by its R text: the
+        ``[center, scale]`` of ``scale(x)``, the breaks of ``cut(x, k)``; scoring new data
+        uses them as stored (R's ``makepredictcall``). Empty for private builds.
     """
 
     formula: str
@@ -90,6 +94,7 @@ class DesignSpec:
     learned: bool = False
     preprocess: Preprocess | None = None
     version: int = 2
+    params: dict = dataclasses.field(default_factory=dict)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -173,7 +178,8 @@ class DesignSpec:
                              f"{self.formula_r!r}; available: {list(frame.columns)[:20]}")
         n = len(frame)
         cols = Columns(frame, self.variable_kinds, what=what, levels=self.levels)
-        book = LevelBook(levels=dict(self.levels), learn=False, why="this model")
+        book = LevelBook(levels=dict(self.levels), learn=False, why="this model",
+                         params=dict(self.params))
         complete = np.ones(n, dtype=bool)
         y = None
         if response:
@@ -250,7 +256,7 @@ def _rederive(spec: DesignSpec) -> None:
     if rhs_fc != spec.rhs or names != [a["name"] for a in spec.atoms]:
         raise ValueError("design: the stored terms do not match the formula")
     book = LevelBook(levels={k: tuple(v) for k, v in spec.levels.items()}, learn=False,
-                     why="this model")
+                     why="this model", params=dict(spec.params))
     kinds = dict(spec.variable_kinds)
     for atom, node in zip(spec.atoms, algebra.nodes):
         try:
