@@ -47,6 +47,7 @@ import pandas as pd
 
 from .algebra import TermAlgebra, columns_of, expand_dot, intercept_of, r_column_name
 from .coding import MAX_LEVELS, atom_levels, eval_rows, raw_values, response_coding
+from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import standardise
 from .rsyntax import Binary, Call, Dot, Unary, deparse, names_in, parse, walk
 from .spec import DesignSpec
@@ -289,6 +290,12 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
             elif v not in NAMED_CONSTANTS:
                 raise ValueError(f"formula: column {v!r} (in {name!r}) is not in data; "
                                  f"available: {columns[:20]}")
+        if is_poly(node):
+            atoms.append({"id": aid, "name": name, **poly_atom(node, kinds, book)})
+            if learn:                                       # learns the coefficients
+                xvec = eval_rows(poly_options(node)[0], cols, book, len(frame), name)
+                poly_matrix(node, xvec.data, book)
+            continue
         k = infer(node, kinds, book)
         if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
                          for n in walk(node)):

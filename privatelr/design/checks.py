@@ -93,10 +93,10 @@ def check_spec_dict(d) -> None:
         if not isinstance(atom["id"], str) or atom["id"] != f"_a{i}_":
             _fail(f"atom {i + 1} must have id '_a{i}_'")
         _str(atom, "name")
-        if atom["kind"] == "factor":
+        if atom["kind"] in ("factor", "matrix"):
             _str_list(atom["levels"], f"atom {i + 1} levels", unique=True)
         elif atom["kind"] != "numeric" or atom["levels"] is not None:
-            _fail(f"atom {i + 1}: kind must be 'numeric' (no levels) or 'factor'")
+            _fail(f"atom {i + 1}: kind must be 'numeric' (no levels), 'factor' or 'matrix'")
     params = d.get("params", {})
     if not isinstance(params, dict) or len(params) > _MAX_ITEMS:
         _fail("params must be an object of number lists")

@@ -23,6 +23,7 @@ import pandas as pd
 from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name
 from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_response, code_response,
                      eval_rows, jsonable)
+from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import Preprocess
 from .rsyntax import Binary, deparse, names_in, parse
 from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer, level_key
@@ -188,6 +189,16 @@ class DesignSpec:
             complete &= ~ymiss
         atoms = {}
         for atom in self.atoms:
+            if atom["kind"] == "matrix":
+                node = parse(atom["name"])
+                xvec = eval_rows(poly_options(node)[0], cols, book, n, atom["name"])
+                if xvec.kind not in ("num", "lgl"):
+                    raise ValueError(f"{what}: {atom['name']!r} needs numbers but its variable "
+                                     f"is {TYPE_WORDS[xvec.kind]} here")
+                mat = poly_matrix(node, xvec.data, book)
+                atoms[atom["id"]] = mat
+                complete &= ~np.isnan(mat).any(axis=1)
+                continue
             vec = eval_rows(parse(atom["name"]), cols, book, n, atom["name"])
             if atom["kind"] == "factor":
                 vec = as_factor_atom(vec, atom, book)
@@ -229,7 +240,10 @@ def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -
     frame = {}
     for atom in spec.atoms:
         vec = atoms[atom["id"]]
-        if atom["kind"] == "factor":
+        if atom["kind"] == "matrix":
+            for j, suffix in enumerate(atom["levels"]):
+                frame[f"{atom['id']}p{suffix}_"] = vec[complete, j]
+        elif atom["kind"] == "factor":
             frame[atom["id"]] = pd.Categorical.from_codes(
                 vec.data[complete], categories=[f"L{i}" for i in range(len(atom["levels"]))])
         else:
@@ -260,11 +274,14 @@ def _rederive(spec: DesignSpec) -> None:
     kinds = dict(spec.variable_kinds)
     for atom, node in zip(spec.atoms, algebra.nodes):
         try:
-            k = infer(node, kinds, book)
+            if is_poly(node):
+                want = poly_atom(node, kinds, book)
+            else:
+                k = infer(node, kinds, book)
+                want = atom_levels(node, k, book, None, 0, False, "this model")
         except KeyError as exc:
             raise ValueError(f"design: {atom['name']!r} reads {exc.args[0]!r}, which is not "
                              "among the model's variables") from None
-        want = atom_levels(node, k, book, None, 0, False, "this model")
         if want["kind"] != atom["kind"] or want["levels"] != atom["levels"]:
             raise ValueError(f"design: {atom['name']!r} is recorded as {atom['kind']} "
                              f"{atom['levels']}, but its formula gives {want['kind']} "

@@ -67,7 +67,7 @@ from .values import Vec, from_column, labels_of
 
 __all__ = ["FUNCTIONS", "Kind", "LevelBook", "Columns", "infer", "evaluate", "level_key",
            "literal_values", "match_levels", "undeclared_message", "refused_message",
-           "NAMED_CONSTANTS", "LEARNING_FUNCTIONS"]
+           "NAMED_CONSTANTS", "LEARNING_FUNCTIONS", "bind_arguments"]
 
 #: Names that fall back to R's base values when the data has no column of that name.
 NAMED_CONSTANTS = {"T": ("lgl", 1.0), "F": ("lgl", 0.0), "pi": ("num", math.pi)}
@@ -690,6 +690,12 @@ def _run_scale(call, args, book):
     return Vec("num", (x - c) / s)
 
 
+def _poly_elsewhere(call, *args):
+    raise ValueError(f"formula: {deparse(call)}: poly() gives several columns, so it must be a "
+                     "term of its own (y ~ poly(x, 2) + z, or poly(x, 2):z), not inside another "
+                     "call")
+
+
 #: The functions that may learn something from the rows (levels or numbers) when allowed.
 LEARNING_FUNCTIONS = frozenset({"factor", "as.factor", "relevel", "cut", "scale"})
 
@@ -714,6 +720,9 @@ FUNCTIONS: dict[str, Function] = {
                     literal=("breaks", "labels", "include.lowest", "right", "dig.lab")),
     "scale": Function(("x", "center", "scale"), 1, _kind_scale, _run_scale,
                       literal=("center", "scale")),
+    # a term of its own (privatelr.design.poly); inside another call it is refused
+    "poly": Function(("x", "degree", "raw"), 1, _poly_elsewhere, _poly_elsewhere,
+                     literal=("degree", "raw")),
 }
 for _name, _ufunc in {"exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "log2": np.log2,
                       "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
@@ -766,6 +775,18 @@ def _bind(call: Call) -> dict:
         if p in bound:
             literal_values(bound[p])            # raises when not a literal
     return bound
+
+
+def bind_arguments(call: Call) -> dict:
+    """R's argument matching of a whitelisted call: parameter -> node (``...`` -> list).
+
+    Examples
+    --------
+    >>> from privatelr.design.rsyntax import parse
+    >>> sorted(bind_arguments(parse("cut(x, c(0, 1), right = FALSE)")))
+    ['breaks', 'right', 'x']
+    """
+    return _bind(call)
 
 
 def _arg(call: Call, name: str) -> Node:

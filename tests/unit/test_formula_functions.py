@@ -225,3 +225,50 @@ def test_dask_eps0_stateless_functions_equal_in_memory(client):
     dsk = dplr(f, dd.from_pandas(mt, npartitions=2), eps=0)
     assert dsk.spec.design_columns == mem.spec.design_columns
     np.testing.assert_allclose(dsk.coef, mem.coef, rtol=1e-6, atol=1e-8)
+
+
+# ---- poly ---------------------------------------------------------------------------------
+
+def test_poly_equals_qr_of_the_vandermonde_matrix_up_to_sign():
+    iris = load_iris()
+    x = iris["Sepal.Length"].to_numpy()
+    d = build_design('I(Species == "setosa") ~ poly(Sepal.Length, 3)', iris)
+    assert d.spec.design_columns[1:] == [f"poly(Sepal.Length, 3){j}" for j in (1, 2, 3)]
+    # R's poly is the QR of [1, x, x^2, x^3] without its first column, scaled to unit norm:
+    # Gram-Schmidt of the powers, so numpy's Q agrees up to the sign of each column
+    q = np.linalg.qr(np.vander(x, 4, increasing=True))[0][:, 1:]
+    P = d.X[:, 1:]
+    np.testing.assert_allclose(np.abs(P), np.abs(q), atol=1e-12)
+    np.testing.assert_allclose(P.T @ P, np.eye(3), atol=1e-12)
+    # R's coefficients: alpha[1] is the mean of x, norm2 = (1, n, sum((x - mean)^2), ...)
+    alpha, norm2 = d.spec.params["poly(Sepal.Length, 3)"][:3], d.spec.params[
+        "poly(Sepal.Length, 3)"][3:]
+    assert alpha[0] == pytest.approx(x.mean(), rel=1e-15)
+    assert norm2[:3] == pytest.approx([1.0, len(x), ((x - x.mean()) ** 2).sum()], rel=1e-13)
+
+
+def test_poly_predict_rebuilds_the_fitted_basis_and_round_trips(tmp_path):
+    mt = load_mtcars()
+    m = dplr("am ~ poly(mpg, 2) + wt", mt, eps=0)
+    full = m.spec.transform(mt)[0]
+    few = m.spec.transform(mt.iloc[[3, 7]])[0]                  # stored alpha/norm2, not refit
+    np.testing.assert_allclose(few, full[[3, 7]], rtol=1e-12)
+    save_model(m, tmp_path / "p.json")
+    back = load_model(tmp_path / "p.json")
+    assert back.spec == m.spec
+    np.testing.assert_array_equal(back.predict(mt), m.predict(mt))
+
+
+def test_poly_raw_private_and_orthogonal_refused_in_private_fits():
+    mt = load_mtcars()
+    d = build_design("am ~ poly(mpg, 2, raw = TRUE):wt", mt, learn=False)
+    name = "poly(mpg, 2, raw = TRUE)"
+    assert d.spec.design_columns[1:] == [f"{name}1:wt", f"{name}2:wt"]
+    np.testing.assert_allclose(d.X[:, 2], mt.mpg ** 2 * mt.wt)
+    dplr("am ~ poly(mpg, 2, raw = TRUE)", mt.assign(mpg=mt.mpg / 40), **PRIVATE)
+    with pytest.raises(ValueError, match=r"poly\(x, k, raw = TRUE\).*public_bounds"):
+        dplr("am ~ poly(mpg, 2)", mt, **PRIVATE)
+    with pytest.raises(ValueError, match="term of its own"):
+        build_design("am ~ I(poly(mpg, 2))", mt)
+    with pytest.raises(ValueError, match="less than the number of unique points"):
+        build_design("am ~ poly(vs, 2)", mt)
