@@ -29,6 +29,18 @@ R semantics, where R syntax is accepted:
   such as 0.3 and 0.1 + 0.2, are one level); ``factor(x, levels = ...)`` uses the given levels
   and makes other values NA, as R does; ``as.numeric(f)`` of a factor gives its level codes
   1, 2, ...; ``as.numeric("abc")`` is NA.
+* ``relevel(f, ref = "b")`` moves level ``ref`` (a label, or a 1-based position) first, so it
+  becomes the reference; it reorders the levels ``f`` already has (declared ones in a private
+  fit) and reads no data;
+* ``ifelse(test, yes, no)`` is elementwise, NA where ``test`` is NA; text results are factors
+  whose levels must be declared in a private fit (``factor(ifelse(...), levels = c(...))``);
+* ``cut(x, breaks = c(...))`` is a factor of intervals labelled as R labels them (``"(a,b]"``;
+  ``right``, ``include.lowest``, ``labels``, ``dig.lab`` as in R); values outside the breaks are
+  NA. Explicit breaks are public. ``cut(x, k)`` (k intervals over the data's range) and
+  ``scale(x)`` (mean and sd) learn numbers from the rows: a non-private build records them in
+  the book's ``params`` (stored in the spec, reused for new data as R's ``makepredictcall``
+  does); a private build refuses them, naming explicit breaks, ``scale(x, center = c0, scale =
+  s0)`` and public bounds. ``poly`` is a term of its own (:mod:`privatelr.design.poly`).
 
 **Levels come from a book, not from the rows.** Every factor a formula makes has a *key*: the
 column name for a text or factor column used directly, the call's text for ``factor(...)`` /
