@@ -272,3 +272,16 @@ def test_poly_raw_private_and_orthogonal_refused_in_private_fits():
         build_design("am ~ I(poly(mpg, 2))", mt)
     with pytest.raises(ValueError, match="less than the number of unique points"):
         build_design("am ~ poly(vs, 2)", mt)
+
+
+def test_no_eval_or_exec_in_the_formula_code():
+    # the interpreter gives text meaning by whitelist: no builtin eval/exec/compile is called
+    import ast
+    from pathlib import Path
+
+    import privatelr.design as design
+
+    for path in Path(design.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in ("eval", "exec", "compile", "__import__"), path.name
