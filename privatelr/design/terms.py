@@ -708,6 +708,13 @@ def _poly_elsewhere(call, *args):
                      "call")
 
 
+def _offset_unsupported(call, *args):
+    raise ValueError(f"formula: {deparse(call)}: offset() (a term whose coefficient is fixed at "
+                     "1) is not supported yet: the fitting engine has no per-row offset. Remove "
+                     "it, or include the variable as an ordinary term (its coefficient is then "
+                     "estimated)")
+
+
 #: The functions that may learn something from the rows (levels or numbers) when allowed.
 LEARNING_FUNCTIONS = frozenset({"factor", "as.factor", "relevel", "cut", "scale"})
 
@@ -735,6 +742,8 @@ FUNCTIONS: dict[str, Function] = {
     # a term of its own (privatelr.design.poly); inside another call it is refused
     "poly": Function(("x", "degree", "raw"), 1, _poly_elsewhere, _poly_elsewhere,
                      literal=("degree", "raw")),
+    # R's offset needs a per-row offset in the engine: refused with its own message
+    "offset": Function(("object",), 1, _offset_unsupported, _offset_unsupported),
 }
 for _name, _ufunc in {"exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "log2": np.log2,
                       "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
@@ -749,8 +758,8 @@ def _bind(call: Call) -> dict:
     fn = FUNCTIONS.get(call.fn)
     if fn is None:
         raise ValueError(f"formula: function {call.fn}() is not supported; supported: "
-                         f"{', '.join(sorted(FUNCTIONS))} (compute the column in the data frame "
-                         "first)")
+                         f"{', '.join(sorted(set(FUNCTIONS) - {'offset'}))} (compute the "
+                         "column in the data frame first)")
     bound: dict = {}
     dots: list = []
     positional = [p for p in fn.params]
