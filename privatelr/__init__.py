@@ -23,52 +23,69 @@ import importlib
 
 from ._version import __version__
 
-# Public names are imported when first used (PEP 562), so ``import privatelr`` and the command
-# line's ``--help`` do not pay for numpy, pandas, scipy and formulaic. Each entry: the module
-# that defines the name, and the attribute in it (None: the module itself).
-_LAZY = {
-    # the dplr front end
-    "DPLR": (".results", "DPLR"), "dplr": ("._dplr", "dplr"),
-    "predict": (".results", "predict"), "summary": (".results", "summary"),
-    "scaled": (".design", "scaled"), "public_bounds": (".bounds", "public_bounds"),
-    "PublicBounds": (".bounds", "PublicBounds"),
-    # engine and mechanisms
-    "erm": (".erm", None), "ERMResult": (".results", "ERMResult"),
-    "default_lambda": (".calibration", "default_lambda"), "losses": (".losses", None),
+# Names are imported when first used (PEP 562), so that ``import privatelr`` and the command
+# line's ``--help`` start without loading numpy, pandas, scipy and formulaic. Every name below
+# stays importable as ``from privatelr import dplr``; ``dir(privatelr)`` lists them.
+#: public name -> (module, attribute); attribute None: the module itself
+_EXPORTS = {
+    "datasets": (".datasets", None), "erm": (".erm", None),
+    "experiments": (".experiments", None), "losses": (".losses", None),
     "mechanisms": (".mechanisms", None), "solver": (".solver", None),
+    "plot": (".report.plots", None), "c_index": (".report", "c_index"),
+    "PrivacyAccountant": (".accountant", "PrivacyAccountant"), "dplr": ("._dplr", "dplr"),
+    "audit": (".auditing", "audit"), "PublicBounds": (".bounds", "PublicBounds"),
+    "public_bounds": (".bounds", "public_bounds"),
+    "default_lambda": (".calibration", "default_lambda"), "scaled": (".design", "scaled"),
+    "DPLR": (".results", "DPLR"), "ERMResult": (".results", "ERMResult"),
+    "WALRResult": (".results", "WALRResult"), "predict": (".results", "predict"),
+    "summary": (".results", "summary"),
+    "BudgetExceededError": (".exceptions", "BudgetExceededError"),
+    "PrivacyWarning": (".exceptions", "PrivacyWarning"),
     "exponential_mechanism": (".mechanisms", "exponential_mechanism"),
-    # DPpack-style models and tuning
-    "LogisticRegressionDP": (".models", "LogisticRegressionDP"), "SVMDP": (".models", "SVMDP"),
+    "SVMDP": (".models", "SVMDP"), "LogisticRegressionDP": (".models", "LogisticRegressionDP"),
+    "load_model": (".persist", "load_model"), "dplr_tune": (".tuning", "dplr_tune"),
     "tune_classification_model": (".tuning", "tune_classification_model"),
-    "dplr_tune": (".tuning", "dplr_tune"),
-    # WALR
-    "NoisyDotProduct": (".label_dp", "NoisyDotProduct"), "WALRResult": (".results", "WALRResult"),
+    "NoisyDotProduct": (".label_dp", "NoisyDotProduct"),
     "noisy_dot_product": (".label_dp", "noisy_dot_product"), "walr": (".label_dp", "walr"),
     "walr_fit": (".label_dp", "walr_fit"),
-    # evidence and accounting
-    "PrivacyAccountant": (".accountant", "PrivacyAccountant"),
-    "BudgetExceededError": (".exceptions", "BudgetExceededError"),
-    "PrivacyWarning": (".exceptions", "PrivacyWarning"), "audit": (".auditing", "audit"),
-    # persistence, data, experiments, plots
-    "load_model": (".persist", "load_model"), "datasets": (".datasets", None),
-    "experiments": (".experiments", None), "plot": (".report.plots", None),
-    "c_index": (".report", "c_index"),
 }
-
-__all__ = [*_LAZY, "__version__"]
 
 
 def __getattr__(name: str):
-    try:
-        module, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'privatelr' has no attribute {name!r}") from None
-    value = importlib.import_module(module, __name__)
-    if attribute is not None:
-        value = getattr(value, attribute)
-    globals()[name] = value                  # later look-ups skip this function
+    """Import a public name (or any submodule) on first use, then keep it in the module."""
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        value = importlib.import_module(module, __name__)
+        if attr is not None:
+            value = getattr(value, attr)
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    # the dplr front end
+    "DPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
+    # engine and mechanisms
+    "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
+    "exponential_mechanism",
+    # DPpack-style models and tuning
+    "LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",
+    # WALR
+    "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
+    # evidence and accounting
+    "PrivacyAccountant", "BudgetExceededError", "PrivacyWarning", "audit",
+    # persistence, data, experiments, plots
+    "load_model", "datasets", "experiments", "plot", "c_index",
+    "__version__",
+]

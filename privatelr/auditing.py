@@ -45,13 +45,13 @@ audited bound sits well below the claim even when everything is right.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._validation import check_int, check_real
 from .mechanisms import check_random_state
+from .progress import progress_bar
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 
@@ -162,23 +162,6 @@ def _eps_bound(lower_num, upper_den, delta):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(num > 0, np.log(np.maximum(num, 1e-300) / upper_den), 0.0)
     return np.maximum(out, 0.0)
-
-
-def _progress(total: int, enabled):
-    """A tqdm bar on a terminal when tqdm is installed; otherwise None (silently)."""
-    if enabled is False:
-        return None
-    if enabled is None:
-        try:
-            if not sys.stderr.isatty():
-                return None
-        except (AttributeError, ValueError):
-            return None
-    try:
-        from tqdm.auto import tqdm  # optional: not a dependency of privatelr
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="audit", unit="run", leave=False)
 
 
 def _run(mechanism, data, trials: int, rng, label: str, bar, shape):
@@ -328,7 +311,7 @@ def audit(mechanism, D, D_prime, *, eps_claimed: float, delta_claimed: float = 0
     rng = check_random_state(random_state)
     alpha_tail = (1.0 - confidence) / 2.0
 
-    bar = _progress(2 * trials, progress)
+    bar = progress_bar(2 * trials, desc="audit", unit="run", enabled=progress)
     shape = [None]
     try:
         out_d = _run(mechanism, D, trials, rng, "D", bar, shape)

@@ -78,7 +78,7 @@ class PublicBounds:
             for part in fc.split(":"):
                 atom = atoms[FC_PART.match(part).group(1)]
                 parts.append(atom["id"])
-                if atom["kind"] == "numeric":
+                if atom["kind"] != "factor":           # numeric, or poly()'s columns
                     name = atom["name"].strip("`")
                     if name not in self.ranges:
                         raise ValueError(

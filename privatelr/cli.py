@@ -12,8 +12,8 @@ import sys
 import warnings
 from collections.abc import Mapping
 
-# numpy, pandas, pyarrow and the package's modules are imported inside the functions that use
-# them: ``privatelr --help`` and ``--version`` start without them.
+
+from .progress import progress_bar
 
 
 def _demo(args) -> int:
@@ -353,6 +353,7 @@ def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
         number``; a column without a recorded type, or a type this function does not know.
     """
     import numpy as np
+
     import pandas as pd
 
     out = {}
@@ -514,7 +515,7 @@ def _with_ids(path: str, chunk_size: int, column: str, chunks):
 
 def predict_stream(model, source: str, out, *, type: str = "probabilities",
                    chunk_size: int = DEFAULT_CHUNK_SIZE, id_column: str | None = None,
-                   progress=None) -> dict:
+                   progress: bool | None = False) -> dict:
     """Score ``source`` (CSV or Parquet path, ``-`` for stdin) chunk by chunk, writing CSV to
     ``out`` (a text file object): a header line ``probability`` (or ``class``), then one line
     per input row, ``""`` (empty) for rows with a missing value. Returns ``{"rows", "chunks",
@@ -525,8 +526,7 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     (a blank line gets an empty prediction); a header-only file gives the header line alone.
     When the model records its columns' types (``model.spec.variable_types``), CSV columns are
     read as text and converted to those types (:func:`_typed_columns`), the same way for every
-    chunk size; otherwise pandas infers each chunk's types. ``progress``, if given, is called
-    with the number of rows of each chunk once it is written (the command line's progress bar).
+    chunk size; otherwise pandas infers each chunk's types.
     """
     name = "probability" if type == "probabilities" else "class"
     variables = list(model.spec.variables)
@@ -536,24 +536,29 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     if id_column is not None:
         header = _csv_field(id_column) + "," + header
     rows = chunks = biggest = 0
-    for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column):
-        chunk, ids = item if id_column is not None else (item, None)
-        n = len(chunk)
-        if n == 0:  # a header-only file: nothing to score
+    bar = progress_bar(None, desc="predict", unit=" rows", enabled=progress)
+    try:  # the bar is closed on any error, so the error line starts a line of its own
+        for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column):
+            chunk, ids = item if id_column is not None else (item, None)
+            n = len(chunk)
+            if n == 0:  # a header-only file: nothing to score
+                del chunk, item
+                continue
+            pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
             del chunk, item
-            continue
-        pred = model.predict(chunk, type="probabilities" if name == "probability" else "class")
-        del chunk, item
-        lines = _csv_lines(pred, probabilities=name == "probability")
-        if ids is not None:
-            lines = "".join(_csv_field(i) + "," + line + "\n"
-                            for i, line in zip(ids.tolist(), lines.splitlines()))
-        out.write(header + lines)
-        header = ""
-        del pred
-        rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
-        if progress is not None:
-            progress(n)
+            lines = _csv_lines(pred, probabilities=name == "probability")
+            if ids is not None:
+                lines = "".join(_csv_field(i) + "," + line + "\n"
+                                for i, line in zip(ids.tolist(), lines.splitlines()))
+            out.write(header + lines)
+            header = ""
+            del pred
+            rows, chunks, biggest = rows + n, chunks + 1, max(biggest, n)
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
     out.write(header)
     return {"rows": rows, "chunks": chunks, "max_chunk_rows": biggest}
 
@@ -619,57 +624,45 @@ def _fit(args) -> int:
     _check_out(args.out, inputs)
     _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
     levels = _parse_levels(args.levels or [], args.levels_file)
-    with _stages(args, "privatelr fit", 3) as stage:
-        stage("read")
+    bar = progress_bar(3, desc="fit", unit=" steps", enabled=False if args.quiet else None)
+    try:  # the bar is closed on any error, so the error line starts a line of its own
+        _stage(bar, "reading", first=True)
         frame = _read_table(args.data)
+        _stage(bar, "fitting")
         if args.weights is not None and args.weights not in frame.columns:
             raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
-        stage("design, fit, C-index")                 # the three run inside dplr()
-        model = _fit_frame(args, frame, levels, dplr)
+        with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
+            model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
+                         rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
+                         op=not args.output_perturbation,
+                         data_norm=1.0 if args.data_norm is None else args.data_norm,
+                         clip=args.clip, random_state=args.seed, levels=levels or None,
+                         compat=args.compat, verbose=args.verbose, weights=args.weights,
+                         weights_bound=args.weights_bound)
         del frame
-        stage("save")
+        _stage(bar, "saving")
         with _naming(args.out):  # atomically: a failed save leaves the old file as it was
             save_model(model, args.out)
+        _stage(bar, None)
+    finally:
+        if bar is not None:
+            bar.close()
     print(model)
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
     return 0
 
 
-@contextlib.contextmanager
-def _stages(args, desc: str, total: int):
-    """A stage-by-stage progress bar on stderr (a terminal, no ``--quiet``): yields
-    ``stage(name)``, which completes the previous stage and names the next one."""
-    from .progress import progress_bar
-
-    bar = progress_bar(total=total, desc=desc, unit="stage", enabled=False if args.quiet else None)
-    started = [False]
-
-    def stage(name: str) -> None:
-        if bar is None:
-            return
-        if started[0]:
-            bar.update(1)
-        started[0] = True
-        bar.set_description_str(f"{desc}: {name}")
-
-    try:
-        yield stage
-        if bar is not None and started[0]:
-            bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-def _fit_frame(args, frame, levels: dict, dplr):
-    with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
-        return dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
-                     rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
-                     op=not args.output_perturbation,
-                     data_norm=1.0 if args.data_norm is None else args.data_norm,
-                     clip=args.clip, random_state=args.seed, levels=levels or None,
-                     compat=args.compat, verbose=args.verbose, weights=args.weights,
-                     weights_bound=args.weights_bound)
+def _stage(bar, name: str | None, *, first: bool = False) -> None:
+    """Move the fit's progress bar (if shown) to the stage ``name``, counting the stage before
+    it as done (None: all done)."""
+    if bar is None:
+        return
+    if not first:
+        bar.update(1)
+    if name is None:
+        bar.close()
+    else:
+        bar.set_postfix_str(name)
 
 
 def _parse_levels(items: list, path: str | None) -> dict:
@@ -706,24 +699,16 @@ def _predict(args) -> int:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
     _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
     model = _load_model(args.model)
-    from .progress import progress_bar
-
-    bar = progress_bar(desc="privatelr predict", unit="rows",
-                       enabled=False if args.quiet else None)
     options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id,
-                   progress=None if bar is None else bar.update)
-    try:
-        if args.out in (None, "-"):
-            predict_stream(model, args.data, sys.stdout, **options)
-            return 0
-        # Nothing reaches args.out unless every row was scored: a failure or an interrupt
-        # leaves the previous file (if any) untouched and no temporary file behind.
-        with _output_file(args.out) as fh:
-            predict_stream(model, args.data, fh, **options)
+                   progress=False if args.quiet else None)
+    if args.out in (None, "-"):
+        predict_stream(model, args.data, sys.stdout, **options)
         return 0
-    finally:
-        if bar is not None:
-            bar.close()
+    # Nothing reaches args.out unless every row was scored: a failure or an interrupt leaves
+    # the previous file (if any) untouched and no temporary file behind.
+    with _output_file(args.out) as fh:
+        predict_stream(model, args.data, fh, **options)
+    return 0
 
 
 def _summary(args) -> int:
@@ -774,11 +759,11 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
                      help="public upper bound on every weight (weights outside [0, A] are "
                           "refused)")
+    fit.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress bar (shown on a terminal when tqdm is installed)")
     fit.add_argument("-v", "--verbose", action="count", default=0,
                      help="R's messages on stderr (dplr: set lambda to: ...); -vv for more")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
-    fit.add_argument("-q", "--quiet", action="store_true",
-                     help="no progress bar (shown on stderr only when it is a terminal)")
     fit.add_argument("--out", required=True, metavar="MODEL.json",
                      help="where to save the model (replaced atomically; must not be DATA)")
     fit.set_defaults(func=_fit)
@@ -802,7 +787,7 @@ def _add_model_parsers(sub) -> None:
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.add_argument("-q", "--quiet", action="store_true",
-                      help="no progress bar (shown on stderr only when it is a terminal)")
+                      help="no progress bar (shown on a terminal when tqdm is installed)")
     pred.add_argument("--id", default=None, metavar="COL",
                       help="copy column COL of DATA, exactly as written, into the output as "
                            "its first column (every row, also rows with no prediction)")

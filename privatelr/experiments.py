@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +42,7 @@ from . import erm
 from .calibration import default_lambda, norm_bound
 from ._validation import as_float_matrix, check_bool, check_int, check_real
 from .mechanisms import check_random_state
+from .progress import progress_bar
 from .report.roc import c_index
 
 __all__ = ["privacy_utility", "COLUMNS"]
@@ -151,19 +151,6 @@ def _run_repeat(task: tuple) -> list[tuple]:
                     rows.append((method, float(eps), k, r, int(tr.size), float(res.lambda_),
                                  err, auc, time.perf_counter() - t0))
     return rows
-
-
-def _progress(total: int, enabled):
-    """A tqdm bar when asked for (or, by default, when stderr is a terminal and tqdm exists)."""
-    if enabled is None:
-        enabled = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="privacy_utility", unit="repeat")
 
 
 def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float] = (0.1, 0.3, 1.0, 3.0),
@@ -288,7 +275,8 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
                      sizes=[n if s is None else s for s in sizes], lambda_=lambda_, B=B,
                      clip=bool(clip))
         tasks = [(r, child) for r, child in enumerate(children)]
-        bar = _progress(repeats, progress)
+        bar = progress_bar(repeats, desc="privacy_utility", unit="repeat", enabled=progress,
+                           leave=True)
         try:
             if n_jobs == 1:
                 _init_worker(state)

@@ -1,7 +1,9 @@
-"""Progress bars on standard error, for people watching a terminal.
+"""Progress bars: one rule for every long-running entry point (audits, experiments, the CLI).
 
-A bar is shown only when asked for, or by default when standard error is a terminal; never on
-standard output, so piped results stay clean. tqdm is imported only when a bar is shown.
+A bar is shown on standard error only when asked for, or — by default — when standard error is
+a terminal and the optional package ``tqdm`` is installed (``pip install "privatelr[progress]"``).
+Otherwise :func:`progress_bar` returns None and nothing is printed: piped output, logs and tests
+stay clean.
 """
 
 from __future__ import annotations
@@ -11,39 +13,37 @@ import sys
 __all__ = ["progress_bar"]
 
 
-def progress_bar(*, total: int | None = None, desc: str = "", unit: str = "it",
-                 enabled: bool | None = None):
-    """A tqdm bar on standard error, or None when no bar is to be shown.
+def progress_bar(total: int | None, *, desc: str, unit: str, enabled: bool | None = None,
+                 leave: bool = False):
+    """A ``tqdm`` bar on stderr, or None.
 
     Parameters
     ----------
-    total : int, optional
-        Number of steps, if known (a bar); otherwise a running count.
-    desc : str
-        Text in front of the bar.
-    unit : str
-        What one step is (``"rows"``, ``"stage"``, ...).
-    enabled : bool, optional
-        True or False to force; None (default): only when ``sys.stderr`` is a terminal.
-
-    Returns
-    -------
-    tqdm.tqdm or None
-        Callers write ``if bar is not None: bar.update(n)`` and close it when done.
+    total : int or None
+        Number of steps (None: unknown, the bar counts).
+    desc, unit : str
+        The bar's label and unit.
+    enabled : bool or None
+        True: show it (if tqdm is installed); False: never; None: only when stderr is a
+        terminal.
+    leave : bool
+        Keep the finished bar on the terminal.
 
     Examples
     --------
-    >>> progress_bar(total=3, desc="fit", enabled=False) is None
+    >>> progress_bar(10, desc="audit", unit="run", enabled=False) is None
     True
     """
+    if enabled is False:
+        return None
     if enabled is None:
         try:
-            enabled = sys.stderr is not None and sys.stderr.isatty()
-        except (AttributeError, ValueError):      # a replaced or closed stream
-            enabled = False
-    if not enabled:
+            if not sys.stderr.isatty():
+                return None
+        except (AttributeError, ValueError):
+            return None
+    try:
+        from tqdm.auto import tqdm  # optional: privatelr does not depend on it
+    except ImportError:
         return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                dynamic_ncols=True, unit_scale=unit == "rows")
+    return tqdm(total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr)

@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .poly import column_suffixes, is_poly
 from .rsyntax import Binary, Chain, Const, Dot, Name, Num, Paren, Str, Unary, deparse, number_value
 
 __all__ = ["TermAlgebra", "columns_of", "prototype", "r_column_name", "expand_dot",
@@ -27,7 +28,8 @@ MAX_TERMS = 100_000
 MAX_COLUMNS = 1_000_000
 TERM_OPS = ("+", "-", "*", "/", ":", "%in%")
 ATOM_RE = re.compile(r"_a\d+_")
-FC_PART = re.compile(r"^(_a\d+_)(?:\[(?:T\.)?L(\d+)\])?$")
+#: one part of a formulaic column name: the atom, a poly column ``pJ_``, a factor level ``[LK]``
+FC_PART = re.compile(r"^(_a\d+_)(?:p(\d+)_)?(?:\[(?:T\.)?L(\d+)\])?$")
 
 
 def strip_parens(node):
@@ -49,7 +51,11 @@ class TermAlgebra:
             self.keys[key] = f"_a{len(self.keys)}_"
             self.ids.append(self.keys[key])
             self.nodes.append(node)
-        return self.keys[key]
+        aid = self.keys[key]
+        if is_poly(node):                   # one column per degree: (_aK_p1_ + _aK_p2_ + ...)
+            cols = [f"{aid}p{s}_" for s in column_suffixes(node)]
+            return cols[0] if len(cols) == 1 else "(" + " + ".join(cols) + ")"
+        return aid
 
     def convert(self, node) -> str:
         if isinstance(node, Chain) and all(op in TERM_OPS for op in node.ops):
@@ -133,7 +139,10 @@ def prototype(atoms: list) -> pd.DataFrame:
     size = max([2] + [len(a["levels"]) for a in atoms if a["kind"] == "factor"])
     frame = {}
     for a in atoms:
-        if a["kind"] == "factor":
+        if a["kind"] == "matrix":
+            for s in a["levels"]:
+                frame[f"{a['id']}p{s}_"] = (np.arange(size) % 2).astype(np.float64)
+        elif a["kind"] == "factor":
             k = len(a["levels"])
             cats = [f"L{i}" for i in range(k)]
             frame[a["id"]] = pd.Categorical.from_codes(np.arange(size) % max(k, 1) if k else
@@ -162,7 +171,8 @@ def r_column_name(fc_name: str, atoms: list[dict]) -> str:
         if m is None:
             raise ValueError(f"unexpected design column {fc_name!r} from formulaic")
         atom = by_id[m.group(1)]
-        parts.append(atom["name"] + (atom["levels"][int(m.group(2))] if m.group(2) else ""))
+        parts.append(atom["name"] + (m.group(2) or "") +
+                     (atom["levels"][int(m.group(3))] if m.group(3) else ""))
     return ":".join(parts)
 
 

@@ -47,10 +47,11 @@ import pandas as pd
 
 from .algebra import TermAlgebra, columns_of, expand_dot, intercept_of, r_column_name
 from .coding import MAX_LEVELS, atom_levels, eval_rows, raw_values, response_coding
+from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import standardise
 from .rsyntax import Binary, Call, Dot, Unary, deparse, names_in, parse, walk
 from .spec import DesignSpec
-from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer
+from .terms import LEARNING_FUNCTIONS, NAMED_CONSTANTS, Columns, LevelBook, infer
 from .values import Vec, as_frame, column_type, labels_of, level_label
 
 __all__ = ["make_spec", "build_design", "Design", "as_frame", "formula_text", "scaled", "Scaled",
@@ -188,7 +189,8 @@ def build_design(formula, data, *, levels: dict | None = None, learn: bool = Tru
     if rows.X.shape[0] == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
     yvec = eval_rows(parse(spec.response_source), Columns(frame, spec.variable_kinds),
-                 LevelBook(dict(spec.levels)), len(frame), spec.response)
+                 LevelBook(dict(spec.levels), params=dict(spec.params)), len(frame),
+                 spec.response)
     return Design(X=rows.X, y=rows.y, y_raw=_as_series(yvec)[rows.complete].reset_index(drop=True),
                   spec=spec, n_dropped=rows.n_dropped, complete=rows.complete)
 
@@ -288,10 +290,16 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
             elif v not in NAMED_CONSTANTS:
                 raise ValueError(f"formula: column {v!r} (in {name!r}) is not in data; "
                                  f"available: {columns[:20]}")
+        if is_poly(node):
+            atoms.append({"id": aid, "name": name, **poly_atom(node, kinds, book)})
+            if learn:                                       # learns the coefficients
+                xvec = eval_rows(poly_options(node)[0], cols, book, len(frame), name)
+                poly_matrix(node, xvec.data, book)
+            continue
         k = infer(node, kinds, book)
-        if learn and any(isinstance(n, Call) and n.fn in ("factor", "as.factor")
+        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
                          for n in walk(node)):
-            eval_rows(node, cols, book, len(frame), name)     # learns the levels of inner factors
+            eval_rows(node, cols, book, len(frame), name)     # learns inner levels and numbers
         atoms.append({"id": aid, "name": name, **atom_levels(node, k, book, cols, len(frame),
                                                               learn, why)})
     variables = [c for c in columns if c in used]
@@ -301,7 +309,8 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
         response_kind=rkind, response_levels=rlevels, labels=labels, variables=variables,
         variable_kinds={v: kinds[v] for v in columns if v in used or v in lhs_names},
         levels={k: list(v) for k, v in book.levels.items()}, atoms=atoms, rhs=rhs_fc,
-        intercept=intercept, formulaic_columns=[], design_columns=[], learned=False)
+        intercept=intercept, formulaic_columns=[], design_columns=[], learned=False,
+        params={k: list(v) for k, v in book.params.items()})
     fc_cols = columns_of(rhs_fc, atoms)
     intercept = "Intercept" in fc_cols
     learned = bool(learn and book.learned_any)

@@ -19,7 +19,7 @@ __all__ = ["check_spec_dict"]
 _FIELDS = {"formula", "formula_r", "response", "response_source", "response_kind",
            "response_levels", "labels", "variables", "variable_kinds", "levels", "atoms", "rhs",
            "intercept", "formulaic_columns", "design_columns", "learned", "preprocess",
-           "version"}
+           "version", "params"}
 _MAX_ITEMS = 1_000_000
 
 
@@ -56,7 +56,7 @@ def check_spec_dict(d) -> None:
     unknown = set(d) - _FIELDS
     if unknown:
         _fail(f"unknown field(s) {sorted(unknown)[:5]}")
-    missing = _FIELDS - set(d) - {"learned", "preprocess", "version"}
+    missing = _FIELDS - set(d) - {"learned", "preprocess", "version", "params"}
     if missing:
         _fail(f"missing field(s) {sorted(missing)}")
     if d.get("version", 2) != 2:
@@ -93,10 +93,19 @@ def check_spec_dict(d) -> None:
         if not isinstance(atom["id"], str) or atom["id"] != f"_a{i}_":
             _fail(f"atom {i + 1} must have id '_a{i}_'")
         _str(atom, "name")
-        if atom["kind"] == "factor":
+        if atom["kind"] in ("factor", "matrix"):
             _str_list(atom["levels"], f"atom {i + 1} levels", unique=True)
         elif atom["kind"] != "numeric" or atom["levels"] is not None:
-            _fail(f"atom {i + 1}: kind must be 'numeric' (no levels) or 'factor'")
+            _fail(f"atom {i + 1}: kind must be 'numeric' (no levels), 'factor' or 'matrix'")
+    params = d.get("params", {})
+    if not isinstance(params, dict) or len(params) > _MAX_ITEMS:
+        _fail("params must be an object of number lists")
+    for key, vals in params.items():
+        if not isinstance(key, str) or len(key) > MAX_LENGTH or not isinstance(vals, list) or \
+                len(vals) > _MAX_ITEMS or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                    for v in vals):
+            _fail(f"params[{key!r}] must be a list of finite numbers")
     for key in ("intercept", "learned"):
         if key in d and not isinstance(d[key], bool):
             _fail(f"field {key!r} must be true or false")

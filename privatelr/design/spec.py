@@ -23,6 +23,7 @@ import pandas as pd
 from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name
 from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_response, code_response,
                      eval_rows, jsonable)
+from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import Preprocess
 from .rsyntax import Binary, deparse, names_in, parse
 from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer, level_key
@@ -70,6 +71,10 @@ class DesignSpec:
         Whether levels or the response coding were learned from the rows (non-private builds).
     preprocess : Preprocess or None
         The public map applied after the design (scaling, projection, clipping).
+    params : dict
+        Numbers a non-private build learned from the rows for a call, by its R text: the
+        ``[center, scale]`` of ``scale(x)``, the breaks of ``cut(x, k)``; scoring new data
+        uses them as stored (R's ``makepredictcall``). Empty for private builds.
     """
 
     formula: str
@@ -90,6 +95,7 @@ class DesignSpec:
     learned: bool = False
     preprocess: Preprocess | None = None
     version: int = 2
+    params: dict = dataclasses.field(default_factory=dict)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -173,7 +179,8 @@ class DesignSpec:
                              f"{self.formula_r!r}; available: {list(frame.columns)[:20]}")
         n = len(frame)
         cols = Columns(frame, self.variable_kinds, what=what, levels=self.levels)
-        book = LevelBook(levels=dict(self.levels), learn=False, why="this model")
+        book = LevelBook(levels=dict(self.levels), learn=False, why="this model",
+                         params=dict(self.params))
         complete = np.ones(n, dtype=bool)
         y = None
         if response:
@@ -182,6 +189,16 @@ class DesignSpec:
             complete &= ~ymiss
         atoms = {}
         for atom in self.atoms:
+            if atom["kind"] == "matrix":
+                node = parse(atom["name"])
+                xvec = eval_rows(poly_options(node)[0], cols, book, n, atom["name"])
+                if xvec.kind not in ("num", "lgl"):
+                    raise ValueError(f"{what}: {atom['name']!r} needs numbers but its variable "
+                                     f"is {TYPE_WORDS[xvec.kind]} here")
+                mat = poly_matrix(node, xvec.data, book)
+                atoms[atom["id"]] = mat
+                complete &= ~np.isnan(mat).any(axis=1)
+                continue
             vec = eval_rows(parse(atom["name"]), cols, book, n, atom["name"])
             if atom["kind"] == "factor":
                 vec = as_factor_atom(vec, atom, book)
@@ -223,7 +240,10 @@ def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -
     frame = {}
     for atom in spec.atoms:
         vec = atoms[atom["id"]]
-        if atom["kind"] == "factor":
+        if atom["kind"] == "matrix":
+            for j, suffix in enumerate(atom["levels"]):
+                frame[f"{atom['id']}p{suffix}_"] = vec[complete, j]
+        elif atom["kind"] == "factor":
             frame[atom["id"]] = pd.Categorical.from_codes(
                 vec.data[complete], categories=[f"L{i}" for i in range(len(atom["levels"]))])
         else:
@@ -250,15 +270,18 @@ def _rederive(spec: DesignSpec) -> None:
     if rhs_fc != spec.rhs or names != [a["name"] for a in spec.atoms]:
         raise ValueError("design: the stored terms do not match the formula")
     book = LevelBook(levels={k: tuple(v) for k, v in spec.levels.items()}, learn=False,
-                     why="this model")
+                     why="this model", params=dict(spec.params))
     kinds = dict(spec.variable_kinds)
     for atom, node in zip(spec.atoms, algebra.nodes):
         try:
-            k = infer(node, kinds, book)
+            if is_poly(node):
+                want = poly_atom(node, kinds, book)
+            else:
+                k = infer(node, kinds, book)
+                want = atom_levels(node, k, book, None, 0, False, "this model")
         except KeyError as exc:
             raise ValueError(f"design: {atom['name']!r} reads {exc.args[0]!r}, which is not "
                              "among the model's variables") from None
-        want = atom_levels(node, k, book, None, 0, False, "this model")
         if want["kind"] != atom["kind"] or want["levels"] != atom["levels"]:
             raise ValueError(f"design: {atom['name']!r} is recorded as {atom['kind']} "
                              f"{atom['levels']}, but its formula gives {want['kind']} "

@@ -29,6 +29,18 @@ R semantics, where R syntax is accepted:
   such as 0.3 and 0.1 + 0.2, are one level); ``factor(x, levels = ...)`` uses the given levels
   and makes other values NA, as R does; ``as.numeric(f)`` of a factor gives its level codes
   1, 2, ...; ``as.numeric("abc")`` is NA.
+* ``relevel(f, ref = "b")`` moves level ``ref`` (a label, or a 1-based position) first, so it
+  becomes the reference; it reorders the levels ``f`` already has (declared ones in a private
+  fit) and reads no data;
+* ``ifelse(test, yes, no)`` is elementwise, NA where ``test`` is NA; text results are factors
+  whose levels must be declared in a private fit (``factor(ifelse(...), levels = c(...))``);
+* ``cut(x, breaks = c(...))`` is a factor of intervals labelled as R labels them (``"(a,b]"``;
+  ``right``, ``include.lowest``, ``labels``, ``dig.lab`` as in R); values outside the breaks are
+  NA. Explicit breaks are public. ``cut(x, k)`` (k intervals over the data's range) and
+  ``scale(x)`` (mean and sd) learn numbers from the rows: a non-private build records them in
+  the book's ``params`` (stored in the spec, reused for new data as R's ``makepredictcall``
+  does); a private build refuses them, naming explicit breaks, ``scale(x, center = c0, scale =
+  s0)`` and public bounds. ``poly`` is a term of its own (:mod:`privatelr.design.poly`).
 
 **Levels come from a book, not from the rows.** Every factor a formula makes has a *key*: the
 column name for a text or factor column used directly, the call's text for ``factor(...)`` /
@@ -66,7 +78,8 @@ from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Node, Num, Paren, S
 from .values import Vec, from_column, labels_of
 
 __all__ = ["FUNCTIONS", "Kind", "LevelBook", "Columns", "infer", "evaluate", "level_key",
-           "literal_values", "match_levels", "undeclared_message", "NAMED_CONSTANTS"]
+           "literal_values", "match_levels", "undeclared_message", "refused_message",
+           "NAMED_CONSTANTS", "LEARNING_FUNCTIONS", "bind_arguments"]
 
 #: Names that fall back to R's base values when the data has no column of that name.
 NAMED_CONSTANTS = {"T": ("lgl", 1.0), "F": ("lgl", 0.0), "pi": ("num", math.pi)}
@@ -110,6 +123,27 @@ class LevelBook:
     why: str = "a private fit"
     learned_any: bool = False
     hint: str = "; or fit with eps=0 (not private)"
+    #: numbers learned from the rows by ``scale(x)``, ``cut(x, k)``, ``poly(x, k)``, by call text
+    params: dict = field(default_factory=dict)
+
+    def learned_params(self, key: str, compute: Callable[[], list], what: str, fix: str) -> list:
+        """The numbers ``key`` learned from the rows: from the book, or computed by ``compute``
+        and recorded when learning is allowed; otherwise a ``ValueError`` naming ``fix``."""
+        known = self.params.get(key)
+        if known is not None:
+            return [float(v) for v in known]
+        if not self.learn:
+            raise ValueError(refused_message(key, what, self.why, fix, self.hint))
+        values = [float(v) for v in compute()]
+        self.params[key] = values
+        self.learned_any = True
+        return values
+
+    def can_learn(self, key: str, what: str, fix: str) -> None:
+        """``ValueError`` (as :meth:`learned_params`) unless ``key``'s numbers are stored or may
+        be learned."""
+        if key not in self.params and not self.learn:
+            raise ValueError(refused_message(key, what, self.why, fix, self.hint))
 
     def get(self, key: str) -> tuple | None:
         lv = self.levels.get(key)
@@ -144,6 +178,16 @@ def undeclared_message(key: str, why: str, hint: str = "; or fit with eps=0 (not
     return (f"the levels of {key!r} would be learned from the private rows, which breaks the "
             f"privacy guarantee of {why}: one record can add a level (a coefficient) or move "
             f"the reference level. Declare them: {how}{hint}")
+
+
+def refused_message(key: str, what: str, why: str, fix: str, hint: str) -> str:
+    """The message for a formula function whose numbers would be computed from the rows."""
+    return (f"formula: {key}: {what} would be computed from the private rows, which breaks the "
+            f"privacy guarantee of {why}. Use {fix}{hint}")
+
+
+_BOUNDS_FIX = ("public bounds declared up front (privatelr.public_bounds, or the bounds= "
+               "argument of dplr)")
 
 
 def _learned_levels(values: Vec, drop_unused: bool) -> tuple:
@@ -368,6 +412,313 @@ def _run_c(call, args, book):
     return Vec(kind, np.concatenate([v.data for v in parts]).astype(np.float64))
 
 
+# ---- relevel, ifelse, cut, scale ------------------------------------------------------------
+
+def _relevel_levels(call: Call, levels: tuple) -> tuple:
+    """R's ``relevel``: the ``ref`` level (a label, or a 1-based position) moved first."""
+    ref = literal_values(_bind(call)["ref"])
+    if len(ref) != 1 or isinstance(ref[0], bool):
+        raise ValueError(f"formula: {deparse(call)}: ref must be one level, e.g. ref = \"b\"")
+    ref = ref[0]
+    if isinstance(ref, str):
+        if ref not in levels:
+            raise ValueError(f"formula: {deparse(call)}: ref level {ref!r} is not among the "
+                             f"levels {list(levels)}")
+        i = levels.index(ref)
+    else:
+        if not float(ref).is_integer() or not 1 <= ref <= len(levels):
+            raise ValueError(f"formula: {deparse(call)}: ref = {ref} is not a level position "
+                             f"1..{len(levels)} (levels: {list(levels)})")
+        i = int(ref) - 1
+    return (levels[i],) + levels[:i] + levels[i + 1:]
+
+
+def _kind_relevel(call, kinds, book):
+    x = kinds["x"]
+    if x.kind not in ("fct", "chr"):
+        raise ValueError(f"formula: {deparse(call)}: relevel() needs a factor, but its argument "
+                         f"is {_KIND_WORDS[x.kind]}")
+    if x.levels is None:
+        if not book.learn:
+            raise ValueError(undeclared_message(x.key or deparse(call), book.why, book.hint))
+        return Kind("fct", deparse(call), None)
+    return Kind("fct", deparse(call), _relevel_levels(call, tuple(x.levels)))
+
+
+def _run_relevel(call, args, book):
+    x = args["x"]
+    if x.kind == "chr":
+        key = level_key(_bind(call)["x"])
+        x = match_levels(x, book.resolve(key, x), key, strict=True)
+    elif x.kind != "fct":
+        raise ValueError(f"formula: {deparse(call)}: relevel() needs a factor, but its argument "
+                         f"is {_KIND_WORDS[x.kind]}")
+    return match_levels(x, _relevel_levels(call, tuple(x.levels)), deparse(call), strict=True)
+
+
+def _kind_ifelse(call, kinds, book):
+    _need_numeric(kinds["test"], call, "ifelse")
+    yes, no = kinds["yes"], kinds["no"]
+    _ifelse_kinds(call, yes.kind, no.kind)
+    if yes.kind == "chr":
+        key = deparse(call)
+        return Kind("chr", key, book.get(key))
+    return Kind("lgl" if yes.kind == no.kind == "lgl" else "num")
+
+
+def _ifelse_kinds(call: Call, yes: str, no: str) -> None:
+    if "fct" in (yes, no):
+        raise ValueError(f"formula: {deparse(call)}: ifelse() of a factor gives its integer codes "
+                         "in R; write as.character(f) (labels) or as.numeric(f) (codes)")
+    if ("chr" in (yes, no)) and yes != no:
+        raise ValueError(f"formula: {deparse(call)}: ifelse() mixes text and numbers; give both "
+                         "branches the same kind")
+
+
+def _run_ifelse(call, args, book):
+    test, yes, no = args["test"], args["yes"], args["no"]
+    _check_numeric(test, call, "ifelse")
+    _ifelse_kinds(call, yes.kind, no.kind)
+    n = max(len(test), len(yes), len(no))
+    for v in (test, yes, no):
+        if len(v) not in (1, n):
+            raise ValueError(f"formula: {deparse(call)}: arguments of lengths {len(test)}, "
+                             f"{len(yes)} and {len(no)} (only a single value is recycled)")
+    t = _recycle(test.data, n)
+    na = np.isnan(t)
+    if yes.kind == "chr":
+        out = np.where(t != 0, _recycle(yes.data, n), _recycle(no.data, n)).astype(object)
+        out[na] = None
+        return Vec("chr", out)
+    out = np.where(t != 0, _recycle(yes.data, n), _recycle(no.data, n)).astype(np.float64)
+    out[na] = np.nan
+    return Vec("lgl" if yes.kind == no.kind == "lgl" else "num", out)
+
+
+def _literal_flag(bound: dict, name: str, default: bool, call: Call) -> bool:
+    if name not in bound:
+        return default
+    v = literal_values(bound[name])
+    if len(v) != 1 or not isinstance(v[0], bool):
+        raise ValueError(f"formula: {deparse(call)}: {name} must be TRUE or FALSE")
+    return v[0]
+
+
+def _numbers(node: Node, call: Call, name: str) -> list:
+    vals = literal_values(node)
+    if not vals or any(isinstance(v, (bool, str)) or not math.isfinite(v) for v in vals):
+        raise ValueError(f"formula: {deparse(call)}: {name} must be finite numbers, e.g. "
+                         f"{name} = c(0, 10, 20)")
+    return [float(v) for v in vals]
+
+
+@dataclass(frozen=True)
+class _Cut:
+    breaks: tuple | None        # None: a number of intervals, breaks learned from the rows
+    intervals: int
+    labels: tuple | bool | None
+    right: bool
+    include_lowest: bool
+    dig: int
+
+
+def _cut_options(call: Call) -> _Cut:
+    b = _bind(call)
+    breaks = _numbers(b["breaks"], call, "breaks")
+    if len(breaks) == 1:
+        k = breaks[0]
+        if not k.is_integer() or k < 2 or k > MAX_INTERVALS:
+            raise ValueError(f"formula: {deparse(call)}: a number of intervals must be a whole "
+                             f"number from 2 to {MAX_INTERVALS} (or give breaks = c(...))")
+        fixed, k = None, int(k)
+    else:
+        fixed = tuple(sorted(breaks))
+        if len(set(fixed)) != len(fixed):
+            raise ValueError(f"formula: {deparse(call)}: 'breaks' are not unique")
+        k = len(fixed) - 1
+    labels = None
+    if "labels" in b:
+        vals = literal_values(b["labels"])
+        if vals == [False]:
+            labels = False
+        elif len(vals) != k or not all(isinstance(v, str) for v in vals) or \
+                len(set(vals)) != k:
+            raise ValueError(f"formula: {deparse(call)}: labels must be {k} distinct strings "
+                             "(one per interval) or FALSE")
+        else:
+            labels = tuple(vals)
+    dig = 3
+    if "dig.lab" in b:
+        d = _numbers(b["dig.lab"], call, "dig.lab")
+        if len(d) != 1 or not d[0].is_integer() or not 1 <= d[0] <= 12:
+            raise ValueError(f"formula: {deparse(call)}: dig.lab must be a whole number 1..12")
+        dig = int(d[0])
+    return _Cut(fixed, k, labels, _literal_flag(b, "right", True, call),
+                _literal_flag(b, "include.lowest", False, call), dig)
+
+
+#: Most intervals ``cut(x, k)`` may ask for.
+MAX_INTERVALS = 10_000
+_CUT_WHAT = "the breaks of cut() with a number of intervals (from the range of the data)"
+_CUT_FIX = "explicit breaks, cut(x, breaks = c(...)), from " + _BOUNDS_FIX
+
+
+def _cut_labels(breaks: tuple, opt: _Cut) -> tuple:
+    """R's default labels of ``cut``: the breaks as ``formatC(digits = d)`` (``%.dg``) with the
+    fewest digits from ``dig.lab`` on that tells neighbours apart, as ``(a,b]``."""
+    for d in range(opt.dig, max(12, opt.dig) + 1):
+        ch = ["%.*g" % (d, b + 0.0) for b in breaks]
+        if all(ch[i] != ch[i + 1] for i in range(len(ch) - 1)):
+            break
+    left, right = ("(", "]") if opt.right else ("[", ")")
+    labels = [f"{left}{ch[i]},{ch[i + 1]}{right}" for i in range(len(ch) - 1)]
+    if opt.include_lowest:
+        if opt.right:
+            labels[0] = "[" + labels[0][1:]
+        else:
+            labels[-1] = labels[-1][:-1] + "]"
+    return tuple(labels)
+
+
+def _cut_breaks(x: np.ndarray, k: int) -> list:
+    """R's breaks for ``cut(x, k)``: ``k`` equal intervals over the range, widened by 1/1000 of
+    it at both ends (R's ``cut.default``; ``seq.int`` filled from both ends as R does)."""
+    x = x[~np.isnan(x)]
+    if x.size == 0 or not np.isfinite(x).all():
+        raise ValueError("formula: cut(x, k) needs finite values of x to find its range")
+    lo, hi = float(x.min()), float(x.max())
+    dx = hi - lo
+    nb = k + 1
+    if dx == 0:
+        dx = abs(lo) if lo != 0 else 1.0
+        lo, hi = lo - dx / 1000, hi + dx / 1000
+        return _seq(lo, hi, nb)
+    out = _seq(lo, hi, nb)
+    out[0], out[-1] = lo - dx / 1000, hi + dx / 1000
+    return out
+
+
+def _seq(a: float, b: float, n: int) -> list:
+    by = (b - a) / (n - 1)
+    return [a] + [a + i * by if i < n // 2 else b - (n - 1 - i) * by
+                  for i in range(1, n - 1)] + [b]
+
+
+def _kind_cut(call, kinds, book):
+    _need_numeric(kinds["x"], call, "cut")
+    opt = _cut_options(call)
+    key = deparse(call)
+    if opt.labels is False:
+        if opt.breaks is None:
+            book.can_learn(key, _CUT_WHAT, _CUT_FIX)
+        return Kind("num")
+    breaks = opt.breaks
+    if breaks is None:
+        book.can_learn(key, _CUT_WHAT, _CUT_FIX)
+        if key not in book.params:
+            return Kind("fct", key, None)
+        breaks = tuple(book.params[key])
+    return Kind("fct", key, opt.labels or _cut_labels(breaks, opt))
+
+
+def _run_cut(call, args, book):
+    x = _num(args["x"])
+    opt = _cut_options(call)
+    breaks = opt.breaks
+    if breaks is None:
+        breaks = tuple(book.learned_params(deparse(call), lambda: _cut_breaks(x, opt.intervals),
+                                           _CUT_WHAT, _CUT_FIX))
+        if len(breaks) != opt.intervals + 1:
+            raise ValueError(f"formula: {deparse(call)}: the model stores {len(breaks)} breaks "
+                             f"for {opt.intervals} intervals")
+    b = np.asarray(breaks)
+    j = np.searchsorted(b, x, side="left" if opt.right else "right")
+    codes = np.where((j >= 1) & (j <= len(b) - 1), j - 1, -1)
+    if opt.include_lowest:
+        edge, at = (0, b[0]) if opt.right else (len(b) - 2, b[-1])
+        codes = np.where(x == at, edge, codes)
+    codes[np.isnan(x)] = -1
+    if opt.labels is False:
+        return Vec("num", np.where(codes >= 0, codes + 1.0, np.nan))
+    return Vec("fct", codes.astype(np.int64), opt.labels or _cut_labels(breaks, opt))
+
+
+_SCALE_WHAT = "the centre and scale of scale() (the mean and standard deviation)"
+_SCALE_FIX = ("scale(x, center = c0, scale = s0) with public numbers, or " + _BOUNDS_FIX)
+
+
+def _scale_options(call: Call) -> tuple:
+    b = _bind(call)
+    out = []
+    for name in ("center", "scale"):
+        if name not in b:
+            out.append(True)
+            continue
+        v = literal_values(b[name])
+        if len(v) == 1 and isinstance(v[0], bool):
+            out.append(v[0])
+            continue
+        num = _numbers(b[name], call, name)
+        if len(num) != 1 or (name == "scale" and num[0] == 0):
+            raise ValueError(f"formula: {deparse(call)}: {name} must be TRUE, FALSE or one "
+                             f"{'non-zero ' if name == 'scale' else ''}number")
+        out.append(num[0])
+    return tuple(out)
+
+
+def _scale_fit(x: np.ndarray, center, scale, call: Call) -> list:
+    """R's ``scale.default``: centre by the mean (or the given number), then divide by the
+    root mean square ``sqrt(sum(v^2) / (n - 1))`` of the centred values (the sd)."""
+    v = x[~np.isnan(x)]
+    if v.size == 0 or not np.isfinite(v).all():
+        raise ValueError(f"formula: {deparse(call)}: needs finite values to compute its centre "
+                         "and scale")
+    c = float(v.mean()) if center is True else (0.0 if center is False else center)
+    if scale is True:
+        s = math.sqrt(float(np.sum((v - c) ** 2)) / max(1, v.size - 1))
+        if not s > 0 or not math.isfinite(s):
+            raise ValueError(f"formula: {deparse(call)}: the values have no spread (scale 0)")
+    else:
+        s = 1.0 if scale is False else scale
+    return [c, s]
+
+
+def _kind_scale(call, kinds, book):
+    _need_numeric(kinds["x"], call, "scale")
+    center, scale = _scale_options(call)
+    if center is True or scale is True:
+        book.can_learn(deparse(call), _SCALE_WHAT, _SCALE_FIX)
+    return Kind("num")
+
+
+def _run_scale(call, args, book):
+    x = _num(args["x"])
+    center, scale = _scale_options(call)
+    if center is True or scale is True:
+        c, s = book.learned_params(deparse(call), lambda: _scale_fit(x, center, scale, call),
+                                   _SCALE_WHAT, _SCALE_FIX)
+    else:
+        c, s = (0.0 if center is False else center), (1.0 if scale is False else scale)
+    return Vec("num", (x - c) / s)
+
+
+def _poly_elsewhere(call, *args):
+    raise ValueError(f"formula: {deparse(call)}: poly() gives several columns, so it must be a "
+                     "term of its own (y ~ poly(x, 2) + z, or poly(x, 2):z), not inside another "
+                     "call")
+
+
+def _offset_unsupported(call, *args):
+    raise ValueError(f"formula: {deparse(call)}: offset() (a term whose coefficient is fixed at "
+                     "1) is not supported yet: the fitting engine has no per-row offset. Remove "
+                     "it, or include the variable as an ordinary term (its coefficient is then "
+                     "estimated)")
+
+
+#: The functions that may learn something from the rows (levels or numbers) when allowed.
+LEARNING_FUNCTIONS = frozenset({"factor", "as.factor", "relevel", "cut", "scale"})
+
+
 FUNCTIONS: dict[str, Function] = {
     "I": Function(("x",), 1, lambda call, k, book: k["x"], lambda call, a, book: a["x"]),
     "log": Function(("x", "base"), 1, _numeric_kind("log"), _run_log),
@@ -381,6 +732,18 @@ FUNCTIONS: dict[str, Function] = {
     "as.integer": Function(("x",), 1, lambda call, k, book: Kind("num"), _run_as_numeric),
     "as.character": Function(("x",), 1, _kind_as_character, _run_as_character),
     "c": Function((), 0, _kind_c, _run_c, varargs=True),
+    "relevel": Function(("x", "ref"), 2, _kind_relevel, _run_relevel, literal=("ref",)),
+    "ifelse": Function(("test", "yes", "no"), 3, _kind_ifelse, _run_ifelse),
+    "cut": Function(("x", "breaks", "labels", "include.lowest", "right", "dig.lab"), 2,
+                    _kind_cut, _run_cut,
+                    literal=("breaks", "labels", "include.lowest", "right", "dig.lab")),
+    "scale": Function(("x", "center", "scale"), 1, _kind_scale, _run_scale,
+                      literal=("center", "scale")),
+    # a term of its own (privatelr.design.poly); inside another call it is refused
+    "poly": Function(("x", "degree", "raw"), 1, _poly_elsewhere, _poly_elsewhere,
+                     literal=("degree", "raw")),
+    # R's offset needs a per-row offset in the engine: refused with its own message
+    "offset": Function(("object",), 1, _offset_unsupported, _offset_unsupported),
 }
 for _name, _ufunc in {"exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "log2": np.log2,
                       "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
@@ -395,8 +758,8 @@ def _bind(call: Call) -> dict:
     fn = FUNCTIONS.get(call.fn)
     if fn is None:
         raise ValueError(f"formula: function {call.fn}() is not supported; supported: "
-                         f"{', '.join(sorted(FUNCTIONS))} (compute the column in the data frame "
-                         "first)")
+                         f"{', '.join(sorted(set(FUNCTIONS) - {'offset'}))} (compute the "
+                         "column in the data frame first)")
     bound: dict = {}
     dots: list = []
     positional = [p for p in fn.params]
@@ -433,6 +796,18 @@ def _bind(call: Call) -> dict:
         if p in bound:
             literal_values(bound[p])            # raises when not a literal
     return bound
+
+
+def bind_arguments(call: Call) -> dict:
+    """R's argument matching of a whitelisted call: parameter -> node (``...`` -> list).
+
+    Examples
+    --------
+    >>> from privatelr.design.rsyntax import parse
+    >>> sorted(bind_arguments(parse("cut(x, c(0, 1), right = FALSE)")))
+    ['breaks', 'right', 'x']
+    """
+    return _bind(call)
 
 
 def _arg(call: Call, name: str) -> Node:

@@ -60,16 +60,14 @@ def c_index(p, y) -> float:
     n0 = p.size - n1
     if n1 == 0 or n0 == 0:
         return float("nan")
-    # The Mann–Whitney count, equal to the mid-rank formula above: each positive scores the
-    # negatives strictly below it plus half of those tied with it. Both classes sorted, then two
-    # binary searches of the sorted positives among the sorted negatives (O(n log n); sorted
-    # keys keep the searches local). The count is an exact integer (doubled to stay integral),
-    # so the only rounding is the final division.
-    negatives = np.sort(p[~pos])
-    above = np.sort(p[pos])
-    doubled = (np.searchsorted(negatives, above, side="left").sum(dtype=np.int64)
-               + np.searchsorted(negatives, above, side="right").sum(dtype=np.int64))
-    return float(int(doubled) / (2 * n0 * n1))
+    # Mann-Whitney by sorting values, not indices: each positive beats the negatives below its
+    # score and ties (1/2) with the negatives equal to it. Twice the count is an exact integer.
+    neg = np.sort(p[~pos])
+    scores = np.sort(p[pos])                       # sorted queries: a cache-friendly search
+    below = np.searchsorted(neg, scores, side="left")
+    upto = np.searchsorted(neg, scores, side="right")
+    twice = int(below.sum(dtype=np.int64) + upto.sum(dtype=np.int64))
+    return twice / (2.0 * n1 * n0)
 
 
 def sens_spec(p, y) -> np.ndarray:

@@ -113,3 +113,51 @@ def test_levels_file_schema_is_documented_and_read(tmp_path, capsys):
     assert code == 0, err
     assert list(load_model(tmp_path / "m.json").coefficients.index) == ["(Intercept)", "x", "ga",
                                                                         "gb"]
+
+
+# ---- progress on stderr ----------------------------------------------------------------------
+
+class _Bar:
+    """A stand-in for a tqdm bar that records what the command does with it."""
+
+    made: list = []
+
+    def __init__(self, total, *, desc, unit, enabled=None, leave=False):
+        self.total, self.desc, self.enabled, self.n, self.closed = total, desc, enabled, 0, False
+        self.stages = []
+        _Bar.made.append(self)
+
+    def update(self, k):
+        self.n += k
+
+    def set_postfix_str(self, text):
+        self.stages.append(text)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_progress_counts_rows_and_stages_unless_quiet(cars, tmp_path, capsys, monkeypatch, quiet):
+    df, path = cars
+    monkeypatch.setattr(cli, "progress_bar", _Bar)
+    _Bar.made = []
+    flag = ["-q"] if quiet else []
+    mfile = tmp_path / "m.json"
+    assert cli.main(["fit", str(path), "--formula", "am ~ mpg + wt", "--eps", "0", "--out",
+                     str(mfile)] + flag) == 0
+    assert cli.main(["predict", str(mfile), str(path), "--chunk-size", "5"] + flag) == 0
+    fit_bar, predict_bar = _Bar.made
+    # shown only on a terminal (enabled=None asks progress_bar to check), never with --quiet
+    assert fit_bar.enabled is predict_bar.enabled is (False if quiet else None)
+    assert fit_bar.stages == ["reading", "fitting", "saving"] and fit_bar.n == 3
+    assert predict_bar.n == len(df) and predict_bar.closed
+
+
+def test_no_progress_output_when_stderr_is_not_a_terminal(cars, tmp_path, capsys):
+    df, path = cars
+    mfile = tmp_path / "m.json"
+    dplr("am ~ mpg + wt", df.dropna(), eps=0).to_json(mfile)
+    code, out, err = _run(["predict", str(mfile), str(path), "--out", str(tmp_path / "p.csv")],
+                          capsys)
+    assert code == 0 and out == "" and err == ""

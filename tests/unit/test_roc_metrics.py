@@ -90,3 +90,4 @@ def test_errors():
         c_index([0.1, 0.2], [1])
     with pytest.raises(ValueError, match="NaN"):
         c_index([np.nan, 0.2], [1, 0])
+
