@@ -385,9 +385,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         from .backends.dask import schema_of
 
         frame, wcol = _with_weights(frame, weights)
+        if not private:
+            why = "a fit on Dask data (nothing is learned from the rows there, even at eps=0)"
         spec = make_spec(text, _without(schema_of(frame), wcol), levels=levels, learn=False,
-                         why=why, hint="" if private else " (on Dask data levels are never "
-                         "learned from the rows, even at eps=0)")
+                         why=why, hint="")    # eps=0 learns nothing on Dask: no such hint
     else:
         frame = as_frame(frame)
         if len(frame) == 0:

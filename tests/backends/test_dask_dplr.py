@@ -100,8 +100,11 @@ def test_levels_must_be_declared(client):
     ddf = dd.from_pandas(df, npartitions=PARTS)
     with pytest.raises(ValueError, match=r"'cyl'.*levels=\{'cyl'"):
         dplr("y ~ a + factor(cyl)", ddf, eps=1.0)
-    with pytest.raises(ValueError, match=r"'cyl'.*levels=\{'cyl'.*never learned.*even at eps=0"):
+    with pytest.raises(ValueError, match=r"'cyl'.*a fit on Dask data \(nothing is learned from "
+                                         r"the rows there, even at eps=0\).*levels=\{'cyl'"):
         dplr("y ~ a + factor(cyl)", ddf, eps=0)
+    with pytest.raises(ValueError, match=r"scale\(a\).*a fit on Dask data"):     # learned numbers
+        dplr("y ~ scale(a)", ddf, eps=0)
     # a string column: Dask gives it a string dtype without categories
     ds = dd.from_pandas(df.assign(g=df.g.astype(str)), npartitions=PARTS)
     with pytest.raises(ValueError, match="'g'.*levels"):

@@ -141,10 +141,12 @@ def frames(draw, *, min_rows: int = 0, max_rows: int = 8, names=None, nasty: boo
 
 SUPPORTED = ("I", "log", "exp", "sqrt", "abs", "log2", "log10", "log1p", "expm1", "sin",
              "floor", "ceiling", "trunc", "sign", "round", "pmin", "pmax", "factor",
-             "as.factor", "as.numeric", "as.integer", "as.character", "c")
-UNSUPPORTED = ("eval", "system", "foo", "paste", "scale", "poly", "__import__", "get",
+             "as.factor", "as.numeric", "as.integer", "as.character", "c", "relevel",
+             "ifelse", "cut", "scale", "poly", "offset")
+UNSUPPORTED = ("eval", "system", "foo", "paste", "bs", "ns", "__import__", "get",
                "function", "library", "exec")
-ARG_NAMES = ("x", "levels", "base", "digits", "na.rm", "bogus", "labels", "`odd arg`", "...")
+ARG_NAMES = ("x", "levels", "base", "digits", "na.rm", "bogus", "labels", "`odd arg`", "...",
+             "ref", "breaks", "center", "scale", "raw", "right", "include.lowest")
 OPERATORS = ("+", "-", "*", "/", "^", "**", ":", "%in%", "%%", "%/%", "&", "|", "&&", "||",
              "==", "!=", "<", ">", "<=", ">=", "~", "%o%", "|>", "<-", "=", "$", "@", "::")
 NUMBERS = ("0", "1", "2", "2.5", ".5", "1e308", "1e999", "1e-320", "0x1F", "3L", "0x10L",
