@@ -221,11 +221,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     ya = as_01_labels(ya, n)
     upper, lower = column_bounds(upper_bounds, lower_bounds, p)
     add_bias = check_bool("add_bias", add_bias)
-    wa = weights
-    if weights is not None and not is_dask(weights):
-        wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
-        if wa.ndim != 1 or wa.shape[0] != n:
-            raise ValueError(f"weights must be a 1-D array of length {n}, got shape {np.shape(weights)}")
+    wa = weights if weights is None or is_dask(weights) else _weight_vector(weights, n)
     wa, _ = CMSModel._weights(wa, weights_upper_bound, n)
     m = len(models)
     train, valid = dppack_split(n, m)
@@ -315,12 +311,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     if ya.ndim != 1 or ya.shape[0] != n:
         raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
                          f"{np.shape(y)}")
-    wa = None
-    if weights is not None:
-        wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
-        if wa.ndim != 1 or wa.shape[0] != n:
-            raise ValueError(f"weights must be a 1-D array of length {n}, got shape "
-                             f"{np.shape(weights)}")
+    wa = None if weights is None else _weight_vector(weights, n)
     for mdl in models:
         _unfitted(mdl, accountant=None).check_fit(Xa, ya, sample_weight=wa)
     m = len(models)
@@ -508,3 +499,12 @@ def _validation_errors(part, spec, models) -> np.ndarray:
         ok = ~np.isnan(p)
         out[j] = np.count_nonzero((p[ok] > p_tr) != hi[ok])
     return out
+
+
+def _weight_vector(weights, n: int) -> np.ndarray:
+    """Observation weights as a 1-D NumPy array of length ``n`` (pandas or array-like)."""
+    wa = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
+    if wa.ndim != 1 or wa.shape[0] != n:
+        raise ValueError(f"weights must be a 1-D array of length {n}, got shape "
+                         f"{np.shape(weights)}")
+    return wa
