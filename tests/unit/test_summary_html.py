@@ -57,13 +57,18 @@ def test_data_driven_threshold_is_flagged(iris):
     assert "NOT PRIVATE" in m._repr_html_().split("<tr")[0]  # and in the title
 
 
-def test_walr_html_privacy_fields():
+def _walr_result():
+    """A WALR fit from a (1, 1e-5)-label-DP release on 300 rows."""
     walr = pytest.importorskip("privatelr.label_dp")
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, size=(300, 2))
     y = (X[:, 0] > 0.5).astype(int)
     rel = walr.noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0)
-    res = walr.walr_fit(X, rel, lambda_=0.1, solver="newton")
+    return walr.walr_fit(X, rel, lambda_=0.1, solver="newton")
+
+
+def test_walr_html_privacy_fields():
+    res = _walr_result()
     html = walr_html(res)
     joined = "".join(_privacy_rows(html))
     assert "(eps=1, delta=1e-05)-label-DP" in joined and "Noise sigma" in joined
@@ -223,12 +228,7 @@ def test_long_lines_wrap_in_text_and_html(iris):
 
 
 def test_walr_text_and_html_share_the_numbers():
-    walr = pytest.importorskip("privatelr.label_dp")
-    rng = np.random.default_rng(0)
-    X = rng.uniform(0, 1, size=(300, 2))
-    y = (X[:, 0] > 0.5).astype(int)
-    rel = walr.noisy_dot_product(X, y, eps=1.0, delta=1e-5, random_state=0)
-    res = walr.walr_fit(X, rel, lambda_=0.1, solver="newton")
+    res = _walr_result()
     page = _Page(walr_html(res))
     text = res.summary()
     assert f"sigma={page.value('Noise sigma')}" in text      # was .6g in HTML, .4g in text
