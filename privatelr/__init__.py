@@ -48,6 +48,9 @@ _EXPORTS = {
     "NoisyDotProduct": (".label_dp", "NoisyDotProduct"),
     "noisy_dot_product": (".label_dp", "noisy_dot_product"), "walr": (".label_dp", "walr"),
     "walr_fit": (".label_dp", "walr_fit"),
+    "inference": (".inference", None), "vcov": (".inference", "vcov"),
+    "confint": (".inference", "confint"), "tidy": (".inference", "tidy"),
+    "coef_table": (".inference", "coef_table"),
 }
 
 
@@ -76,6 +79,8 @@ def __dir__() -> list[str]:
 __all__ = [
     # the dplr front end
     "DPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
+    # inference
+    "inference", "vcov", "confint", "tidy", "coef_table",
     # engine and mechanisms
     "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
     "exponential_mechanism",

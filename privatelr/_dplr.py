@@ -77,6 +77,7 @@ from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
 from .exceptions import PrivacyWarning
+from .inference import check_inference, split_budget
 from .losses import LogisticLoss
 from .mechanisms import achlioptas_matrix, check_random_state
 from .report.roc import best_threshold, c_index
@@ -212,7 +213,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
          op: bool = True, data_norm: float | None = None, clip: bool = False,
          compat: str | None = None, random_state=None, levels: dict | None = None,
          bounds=None, accountant=None, weights=None,
-         weights_bound: float | None = None) -> DPLR:
+         weights_bound: float | None = None, inference: bool | float | None = None) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -294,6 +295,13 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         the calibration scales with it (CMS JMLR 2011 with per-row loss ``wᵢ ℓ``, whose
         derivatives are ``A`` times ℓ's bounds). A weight outside ``[0, A]`` is refused (fail
         closed). At ``eps=0`` it defaults to the largest weight.
+    inference : bool or float, optional
+        Release what standard errors, intervals and tests need (:func:`privatelr.vcov`,
+        :func:`privatelr.confint`, the summary's coefficient table; method and coverage in
+        :mod:`privatelr.inference`). ``True`` spends a quarter of ``eps`` on a private
+        information matrix and the rest on the coefficients (the two compose to ``eps``); a
+        number in (0, 1) is that share. At ``eps=0`` nothing is spent and the default (None)
+        computes it; ``False`` skips it. A private model fitted without it has no intervals.
 
     Returns
     -------
@@ -375,6 +383,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
             raise ValueError(f"threshold={threshold!r} is chosen from the private training "
                              "labels, so the model would not be private. Use threshold='fixed'; "
                              "or pass compat='PrivateLR' for R's (not private) behaviour")
+    share = check_inference(inference if inference is not None else not private, eps)
     rng = check_random_state(random_state)
 
     # ---- declarations -> schema -> rows ------------------------------------------------------
@@ -406,7 +415,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                      rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                      data_norm=data_norm, clip=clip, compat=compat, rng=rng,
                      accountant=accountant, bounds=bounds, stacklevel=3, weights=wcol,
-                     weights_bound=weights_bound if wcol is not None else None)
+                     weights_bound=weights_bound if wcol is not None else None,
+                     inference=share)
 
 
 def check_lambda(lambda_, eps: float):
@@ -509,12 +519,14 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
               rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float | None,
               clip: bool, compat, rng, accountant=None, bounds=None,
               stacklevel: int = 2, weights: str | None = None,
-              weights_bound: float | None = None) -> DPLR:
+              weights_bound: float | None = None, inference: float | None = None) -> DPLR:
     """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
     the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
     :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
     is the fit's one Generator (projection first, then the noise); ``weights`` names a
-    column of observation weights with the public bound ``weights_bound``."""
+    column of observation weights with the public bound ``weights_bound``; ``inference`` is
+    the share of ``eps`` for the information matrix (:func:`privatelr.inference.check_inference`;
+    None: no inference release)."""
     fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
     rows = fr.rows
     private = eps > 0 and not math.isinf(eps)
@@ -610,6 +622,10 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         warnings.warn(_COMPAT_WARNING, PrivacyWarning, stacklevel=stacklevel)
 
     # ---- calibration and release ---------------------------------------------------------------
+    eps, info_eps = split_budget(eps, inference)
+    if info_eps:
+        _say(verbose, 1, f"dplr: eps {r_print(eps)} for the coefficients, {r_print(info_eps)} "
+                         "for inference")
     if lambda_ is None:
         lambda_ = default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
@@ -618,7 +634,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method="objective" if op else "output",
                        loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
                        accountant=accountant, norm_check=compat is None, what="the design",
-                       scan=scan.clipped_to(B) if n_clipped else scan)   # no second pass
+                       scan=scan.clipped_to(B) if n_clipped else scan,   # no second pass
+                       inference_eps=info_eps)
     if private and op:
         _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_print(res.penalty)}")
         if res.status.startswith("adjusted lambda"):
@@ -647,7 +664,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,
                 p_tr=float(p_tr), threshold=threshold, compat=compat, status=status,
                 convergence=int(res.convergence), call=call, n_dropped=fr.n_dropped,
-                diagnostics=diagnostics)
+                inference=res.inference, diagnostics=diagnostics)
 
 
 def _say(verbose: int, level: int, msg: str) -> None:

@@ -38,6 +38,7 @@ reveal the non-private minimiser.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -46,6 +47,7 @@ from ._validation import check_bool, check_gradient_scale, check_real
 from .accountant import require_budget
 from .backends import as_rows
 from .calibration import METHODS, Calibration, calibrate, warn_costly
+from .inference import check_inference, release_information, split_budget
 from .losses import HuberLoss, Loss, get_loss
 from .mechanisms import check_random_state, sphere_gamma_noise
 from .results import Diagnostics, ERMResult
@@ -65,7 +67,7 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
         maxiter: int | None = None, accountant=None,
-        allow_nonconverged: bool = False) -> ERMResult:
+        allow_nonconverged: bool = False, inference=None) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
     The privacy calibration is :func:`privatelr.calibration.calibrate`, whose docstring derives
@@ -117,6 +119,12 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         both guarantees are proved for the exact minimiser only (module docstring).
         ``True`` returns it with ``status`` ending in ``"nonconvergence"``; the guarantee is
         then **void**. The accountant has been charged either way (the data were read).
+    inference : bool or float, optional
+        Also release what standard errors and intervals need (:mod:`privatelr.inference`):
+        ``True`` spends :data:`privatelr.inference.DEFAULT_SHARE` of ``eps`` on the
+        information matrix, a number in (0, 1) that share; the coefficients get the rest, and
+        the two releases compose to ``eps``. At ``eps`` 0 nothing is spent (the matrix is
+        exact). Logistic loss only.
 
     Returns
     -------
@@ -136,11 +144,16 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                             data_norm=data_norm, clip=clip, small_eps=small_eps, solver=solver,
                             gtol=gtol, maxiter=maxiter,
                             allow_nonconverged=allow_nonconverged)
+    share = check_inference(inference, options["eps"])
+    if share is not None and options["loss"].name != "logistic":
+        raise ValueError("inference= is for the logistic loss (glm's model); drop it or use "
+                         "loss='logistic'")
     if accountant is not None:  # before the data are read: a refused fit computes nothing
         require_budget(accountant, options["eps"])
     rng = check_random_state(random_state)
     rows = as_rows(X, y, weights, weights_bound)
-    return fit_rows(rows, rng=rng, accountant=accountant, **options)
+    options["eps"], info_eps = split_budget(options["eps"], share)
+    return fit_rows(rows, rng=rng, accountant=accountant, inference_eps=info_eps, **options)
 
 
 def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, data_norm=1.0,
@@ -178,14 +191,18 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
              clip: bool, rng: np.random.Generator, small_eps: str = "adjust",
              solver: str = "auto", gtol: float = 1e-10, maxiter: int | None = None,
              accountant=None, allow_nonconverged: bool = False, norm_check: bool = True,
-             what: str = "X", outside_hint: str = "", scan=None) -> ERMResult:
+             what: str = "X", outside_hint: str = "", scan=None,
+             inference_eps: float | None = None) -> ERMResult:
     """The pipeline after the arguments are checked: scan → calibrate → fail closed or clip →
     spend → release. ``rows`` is a :class:`~privatelr.rows.RowSource` (any backend).
 
     ``norm_check=False`` skips the bound (only for ``compat="PrivateLR"``, which reproduces R
     and voids the guarantee). ``what`` and ``outside_hint`` word the refusal. ``scan``: a
     front end's own :class:`~privatelr.rows.Scan` of exactly these rows (values, labels and
-    weights checked; norms of whole rows), which saves the pass.
+    weights checked; norms of whole rows), which saves the pass. ``inference_eps``: also
+    release the information matrix for inference with this ε (0: exact, in a non-private fit),
+    after the coefficients and from the same ``rng``
+    (:func:`privatelr.inference.release_information`).
     """
     if scan is None:                              # finiteness, labels, weights, norms: one pass
         scan = rows.scan(bound=data_norm, what=what)
@@ -208,12 +225,17 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
         check_full_rank(rows)
     if accountant is not None:
         accountant.spend(eps, note=f"{cal.method} perturbation, {loss.name} loss")
+        if inference_eps:
+            accountant.spend(inference_eps, note="information matrix for inference")
     res = release(lambda noise: rows.objective(loss, cal.lambda_, noise), cal, rng,
                   loss_name=loss.name, solver=solver, gtol=gtol, maxiter=maxiter,
                   n_exceeding=scan.n_over, n_clipped=n_clipped,
                   allow_nonconverged=allow_nonconverged)
     if cal.lambda_ == 0:
         check_not_separated(rows, res)
+    if inference_eps is not None:
+        info = release_information(rows, res.coef, res.calibration, eps=inference_eps, rng=rng)
+        res = dataclasses.replace(res, inference=info)
     return res
 
 

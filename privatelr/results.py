@@ -200,6 +200,7 @@ class ERMResult(_Released):
     convergence: int
     loss: str
     solver: str = ""
+    inference: object = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -330,6 +331,7 @@ class DPLR(_Released):
     call: str
     n_dropped: int = 0
     tuning: TuningRecord | None = None
+    inference: object = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
 
     def __post_init__(self):

@@ -153,8 +153,10 @@ def test_fitted_model_keeps_only_the_release(make):
         expected |= {"kernel", "D", "kernel_param", "huber_h", "omega", "phase"}
     assert set(vars(back)) == expected
     assert {f.name for f in dataclasses.fields(back.result_)} == {
-        "coef", "status", "convergence", "loss", "solver", "calibration", "diagnostics"}
+        "coef", "status", "convergence", "loss", "solver", "calibration", "inference",
+        "diagnostics"}
     assert back.result_.diagnostics is None     # no solver report, no objective value
+    assert back.result_.inference is None       # released only when asked for
     assert np.isnan(back.result_.value) and np.isnan(back.result_.grad_norm)
     np.testing.assert_array_equal(back.predict(X, raw_value=True), m.predict(X, raw_value=True))
     assert back.result_.status == "ok" and back.result_.converged
