@@ -88,6 +88,9 @@ and can bias the interval: prefer a larger ``eps`` or ``n``.
 
 When the intervals are not claimed (fail closed)
 ------------------------------------------------
+The bias correction is a first-order step: when it is larger than the estimate itself
+(:math:`\|\lambda\hat H^{-1}\tilde w\| > \|\tilde w\|`: λ large next to the information, or
+separated classes with no maximum-likelihood estimate) inference refuses.
 The approximation needs :math:`\hat H` accurate. From the released :math:`\hat H` and the public
 noise scale :math:`s_H = \Delta_H/\varepsilon_H`, the relative standard deviation that the
 release's noise gives the standard error of coefficient ``j`` is, to first order,
@@ -363,24 +366,48 @@ class Inference:
             if abs(value) / sigma < 40.0 + 60.0 * tau / sigma else 0.0
 
 
-def _parts(model):
-    """(names, coef, calibration, inference release, what) of a DPLR, ERMResult or WALRResult."""
-    from .results import DPLR, ERMResult
+def _walr(model) -> Inference:
+    r"""WALR (label-DP): only the dot product is noisy, :math:`\tilde v = v + Z`,
+    :math:`Z \sim N(0, \sigma^2 I)`, and the trainer's information :math:`H` is exact (it needs
+    no labels). The fit solves :math:`\nabla L(\tilde\theta) = Z - \lambda\tilde\theta`, so
+    :math:`\bar\theta = \tilde\theta + \lambda H^{-1}\tilde\theta \approx \hat\theta +
+    H^{-1}Z`: Gaussian, with covariance :math:`(NH)^{-1} + \sigma^2 H^{-2}`."""
+    if model.inference is None:
+        raise ValueError("this WALR fit has no information matrix (it did not converge, or has "
+                         "no minimiser); refit with lambda_ > 0 until status is 'ok'")
+    H = model.inference.information
+    try:
+        np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        raise ValueError("the information matrix of this WALR fit is singular: some columns are "
+                         "collinear; drop them") from None
+    Hi = np.linalg.inv(H)
+    Hi = 0.5 * (Hi + Hi.T)
+    coef = np.asarray(model.coef, float)
+    sigma = 0.0 if model.sigma is None else float(model.sigma)
+    sigma2 = Hi / model.n + sigma * sigma * (Hi @ Hi)
+    return Inference(names=list(model.columns), estimate=coef + model.lambda_ * (Hi @ coef),
+                     sigma2=sigma2, noise_map=np.zeros((model.k, model.k)), d=model.k,
+                     kappa=0.0, private=sigma > 0)
 
-    if isinstance(model, DPLR):
-        return list(model.spec.columns), model.coef, model.calibration, model.inference
-    if isinstance(model, ERMResult):
-        return [f"x{j}" for j in range(model.d)], model.coef, model.calibration, model.inference
-    raise TypeError(f"model must be a dplr model or an erm.fit result, got "
+
+def _parts(model):
+    """(names, coef, calibration, inference release) of a DPLR or ERMResult (duck-typed: this
+    module sits below :mod:`privatelr.results`, whose summaries use it)."""
+    if hasattr(model, "calibration") and hasattr(model, "inference"):
+        spec = getattr(model, "spec", None)
+        names = [f"x{j}" for j in range(model.d)] if spec is None else list(spec.columns)
+        return names, model.coef, model.calibration, model.inference
+    raise TypeError(f"model must be a dplr model, an erm.fit result or a WALR fit, got "
                     f"{model.__class__.__name__}")
 
 
 def for_model(model) -> Inference:
     """The :class:`Inference` of a fitted model; ``ValueError`` when it has no inference release
     or the release is too noisy to claim coverage (module docstring)."""
+    if hasattr(model, "sigma") and hasattr(model, "columns") and hasattr(model, "inference"):
+        return _walr(model)     # a WALRResult
     names, coef, cal, rel = _parts(model)
-    if getattr(model, "compat", None) is not None and cal.method != "nonprivate":
-        pass   # R's mode: as private mechanically, labelled not private elsewhere
     if rel is None:
         if cal.method == "nonprivate":
             raise ValueError("this model was fitted without its information matrix; refit "
@@ -411,7 +438,14 @@ def for_model(model) -> Inference:
                 f"uncertain by up to {100 * kappa:.0f}% (the limit for claiming coverage is "
                 f"{100 * KAPPA_MAX:.0f}%)", rel))
     coef = np.asarray(coef, float)
-    estimate = coef + lam * (Hi @ coef)
+    correction = lam * (Hi @ coef)
+    if np.linalg.norm(correction) > np.linalg.norm(coef):
+        raise ValueError(
+            "intervals would not be reliable: the correction of the ridge bias is larger than "
+            "the estimate itself (lambda_ is large next to the information in the data, or the "
+            "classes are separated and the maximum-likelihood estimate does not exist); use a "
+            "smaller lambda_ (at eps=0, lambda_=0 fits glm's model), more rows or a larger eps")
+    estimate = coef + correction
     sigma2 = Hi / n
     if rel.noise_scale > 0 and lam > 0:
         v = Hi @ coef

@@ -943,6 +943,9 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
         result = WALRResult(coef=theta, status=status, converged=status == "ok", message=message,
                             iterations=steps, epochs=ep, passes=passes, value=f, grad_norm=gnorm,
                             lr=lr_used, batch_size=m, **common)
+    if result.status == "ok":
+        result = replace(result, inference=label_free_information(
+            ERMObjective(X, -np.ones(n), LogisticLoss(), 0.0, weights=w), result.coef))
     if result.status == "ok" and lam == 0.0 and float(np.abs(X @ result.coef).max()) > 30.0:
         warnings.warn("fitted probabilities numerically 0 or 1 occurred with lambda_=0: the data "
                       "may be (quasi-)separated by the dot product, in which case no finite "
@@ -1063,6 +1066,16 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
     return replace(result, model_spec=spec)
 
 
+def label_free_information(objective, coef: np.ndarray):
+    r"""The trainer's information matrix :math:`\frac1N\sum_i w_i\sigma_i(1-\sigma_i)x_ix_i^\top`
+    at ``coef``: label-free (features and weights only), so computing it costs no privacy; it
+    gives WALR's standard errors (:mod:`privatelr.inference`)."""
+    from .inference import InferenceRelease
+
+    H = objective.evaluate(np.asarray(coef, dtype=float))[2]
+    return InferenceRelease(information=0.5 * (H + H.T), eps=0.0, noise_scale=0.0)
+
+
 def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str = "newton",
                     tol: float | None = None, maxiter: int | None = None, **unused):
     """:func:`walr_fit` on a row source held elsewhere (Dask): Newton only, one map-reduce per
@@ -1092,8 +1105,11 @@ def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str =
     rep = minimize(objective, np.zeros(k), method="newton", gtol=1e-10 if tol is None else tol,
                    maxiter=maxiter)
     status = "ok" if rep.convergence == 0 else "nonconvergence"
+    info = None
+    if status == "ok":
+        info = label_free_information(rows.objective(LogisticLoss(), 0.0, labels=False), rep.x)
     return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
-                      message=rep.message, iterations=rep.iterations, epochs=0,
+                      inference=info, message=rep.message, iterations=rep.iterations, epochs=0,
                       passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm,
                       columns=columns, solver="newton", lambda_=lam, n=n, k=k,
                       eps=None if release is None else release.eps,

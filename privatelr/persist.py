@@ -16,6 +16,7 @@ bit for bit what the original returned. The file is an :mod:`privatelr.envelope`
       "status": "ok", "convergence": 0, "call": "dplr(...)", "compat": null,
       "data_norm": 1.0, "n_dropped": 0,
       "tuning": null,                                # dplr_tune's record, when tuned
+      "inference": {...},                            # optional: the released information matrix
       "design": {...},                               # DesignSpec.to_dict(): declarations, levels,
                                                      # response coding, columns, the public map
       "diagnostics (not private)": {...}             # only when the caller asked for them
@@ -57,6 +58,7 @@ import numpy as np
 from . import envelope
 from .calibration import Calibration, calibrate, norm_bound
 from .design import DesignSpec
+from .inference import InferenceRelease
 from .results import DIAGNOSTICS_KEY, DPLR, MODEL_FORMAT, MODEL_VERSION, Diagnostics, \
     TuningRecord, guarantee_text
 
@@ -161,7 +163,7 @@ def _calibration(d: dict) -> Calibration:
     try:
         again = calibrate(n, dim, eps=eps,
                           lambda_=_real(d["lambda_requested"], "calibration.lambda_requested",
-                                        positive=True),
+                                        positive=method != "nonprivate"),   # 0: glm's MLE
                           method="output" if method == "output" else "objective",
                           curvature=_real(d["curvature"], "calibration.curvature", positive=True),
                           data_norm=_real(d["data_norm"], "calibration.data_norm", positive=True),
@@ -214,11 +216,20 @@ def _tuning(d) -> TuningRecord | None:
                         group_sizes=tuple(_int(s, "tuning.group_sizes") for s in sizes))
 
 
+def _inference(body: dict, d: int):
+    if "inference" not in body:
+        return None
+    try:
+        return InferenceRelease.from_dict(body["inference"], d)
+    except (TypeError, ValueError) as exc:
+        raise _Bad(str(exc)) from None
+
+
 def model_from_dict(body: dict) -> DPLR:
     """Rebuild a :class:`~privatelr.results.DPLR` from a model file's body, validating every
     field (``ValueError`` "corrupted privatelr.model file: ..." otherwise)."""
     try:
-        body = _fields(body, "model", _BODY, {_DIAG_KEY})
+        body = _fields(body, "model", _BODY, {_DIAG_KEY, "inference"})
         if body["class"] != "DPLR":
             raise _Bad(f"unknown model class {body['class']!r}")
         try:
@@ -263,7 +274,7 @@ def model_from_dict(body: dict) -> DPLR:
                      convergence=_int(body["convergence"], "convergence"),
                      call=_str(body["call"], "call"), n_dropped=_int(body["n_dropped"],
                                                                         "n_dropped"),
-                     tuning=_tuning(body["tuning"]),
+                     tuning=_tuning(body["tuning"]), inference=_inference(body, cal.d),
                      diagnostics=_diagnostics(body[_DIAG_KEY]) if _DIAG_KEY in body else None)
         if body["guarantee"] != guarantee_text(model):
             raise _Bad("the guarantee text does not match the model")

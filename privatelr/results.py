@@ -185,6 +185,9 @@ class ERMResult(_Released):
     convergence : int
         0 when the solver converged (R's ``optim`` code otherwise).
     loss, solver : str
+    inference : privatelr.inference.InferenceRelease or None
+        The information matrix released for inference (``erm.fit(..., inference=True)``);
+        part of the release.
     diagnostics : Diagnostics or None
         Not private; dropped by :meth:`release` and from pickles.
 
@@ -213,6 +216,18 @@ class ERMResult(_Released):
     def __repr__(self) -> str:
         return (f"ERMResult(method={self.method!r}, status={self.status!r}, d={self.d}, "
                 f"eps={self.eps:g}, lambda_={self.lambda_:g})")
+
+    def vcov(self):
+        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
+        from .inference import vcov
+
+        return vcov(self)
+
+    def confint(self, parm=None, level: float = 0.95):
+        """Confidence intervals (:func:`privatelr.confint`)."""
+        from .inference import confint
+
+        return confint(self, parm=parm, level=level)
 
 
 _CAL_FIELDS = ("n", "d", "eps", "eps_eff", "penalty", "lambda_", "method", "data_norm",
@@ -311,6 +326,10 @@ class DPLR(_Released):
         ``n`` is public.
     tuning : TuningRecord or None
         Set by :func:`privatelr.dplr_tune`.
+    inference : privatelr.inference.InferenceRelease or None
+        What :func:`privatelr.vcov`, :func:`privatelr.confint` and the summary's coefficient
+        table need (``dplr(..., inference=True)``; computed exactly at ``eps=0``); part of the
+        release, saved with the model.
 
     The diagnostics (not private)
     ------------------------------
@@ -411,17 +430,35 @@ class DPLR(_Released):
     n_clipped = _diag_property("n_clipped", 0)
 
     # -- use --------------------------------------------------------------------------------------
-    def predict(self, data, type: str = "probabilities") -> np.ndarray:
+    def predict(self, data, type: str = "probabilities", se_fit: bool = False):
         """Predictions for new data (see :func:`predict`)."""
-        return predict(self, data, type=type)
+        return predict(self, data, type=type, se_fit=se_fit)
 
     def pred(self, data, type: str = "probabilities") -> np.ndarray:
         """R's convenience closure ``model$pred(data)``: same as :meth:`predict`."""
         return predict(self, data, type=type)
 
-    def summary(self):
+    def summary(self, odds_ratios: bool = False, level: float = 0.95):
         """The R-style summary (see :func:`summary`)."""
-        return summary(self)
+        return summary(self, odds_ratios=odds_ratios, level=level)
+
+    def vcov(self):
+        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
+        from .inference import vcov
+
+        return vcov(self)
+
+    def confint(self, parm=None, level: float = 0.95):
+        """Confidence intervals (:func:`privatelr.confint`)."""
+        from .inference import confint
+
+        return confint(self, parm=parm, level=level)
+
+    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
+        """One row per coefficient (:func:`privatelr.tidy`)."""
+        from .inference import tidy
+
+        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
 
     def to_json(self, path=None, *, diagnostics: bool | None = None):
         """Save the model as a versioned, checksummed JSON file; no path: return the text.
@@ -462,6 +499,8 @@ class DPLR(_Released):
             "tuning": None if self.tuning is None else self.tuning.to_dict(),
             "design": self.spec.to_dict(),
         }
+        if self.inference is not None:
+            body["inference"] = self.inference.to_dict()
         if self.diagnostics is not None and self.diagnostics.saved:
             body[DIAGNOSTICS_KEY] = self.diagnostics.to_dict()
         return encode(body)
@@ -504,8 +543,8 @@ def guarantee_text(model: DPLR) -> str:
     return "holds"
 
 
-def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
-    """``predict(model, data, type="probabilities")`` as in R (module-level form).
+def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False):
+    r"""``predict(model, data, type="probabilities")`` as in R (module-level form).
 
     ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
     linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
@@ -518,6 +557,14 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     columns, a NumPy matrix for a matrix-fitted model) give a NumPy array (classes: an object
     array with ``None`` for a missing class when any is missing). A Dask DataFrame gives a lazy
     Dask Series of the pandas form, computed partition-wise.
+
+    ``se_fit=True`` (R's ``se.fit``; ``type`` ``"link"`` or ``"response"``/``"probabilities"``)
+    returns a DataFrame on the input's index with columns ``fit`` and ``se_fit``: the linear
+    predictor at the bias-corrected estimate — the centre of :func:`privatelr.confint`'s
+    intervals, equal to the plain prediction at ``eps=0, lambda_=0`` — and its standard error
+    :math:`\sqrt{x^\top V x}` from :func:`privatelr.vcov` (sampling and privacy noise); on the
+    response scale ``fit`` is the probability and ``se_fit`` its delta-method error
+    :math:`p(1-p)\,\mathrm{se}`, as R. Needs a model with inference (``inference=True``).
 
     Examples
     --------
@@ -544,6 +591,10 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
                         f"{model.__class__.__name__}")
     if not isinstance(type, str) or type not in TYPES:
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+    if not isinstance(se_fit, bool):
+        raise TypeError(f"se_fit must be True or False, got {se_fit!r}")
+    if se_fit:
+        return _predict_se(model, data, type)
     if data.__class__.__module__.split(".")[0] == "dask":   # lazy, partition-wise
         from .backends.dask import predict_frame
 
@@ -557,8 +608,40 @@ def predict(model: DPLR, data, type: str = "probabilities") -> np.ndarray:
     return outputs(X, complete, model.coef, model.p_tr, model.spec.labels, type)
 
 
-def summary(model: DPLR):
+def _predict_se(model: DPLR, data, type: str):
+    """``predict(..., se_fit=True)``: fit and standard error of every input row."""
+    import pandas as pd
+    from scipy.special import expit
+
+    from .inference import se_linear
+
+    if type == "class":
+        raise ValueError("se_fit=True needs type='link' or type='response' (a class has no "
+                         "standard error)")
+    if data.__class__.__module__.split(".")[0] == "dask":
+        raise ValueError("se_fit=True is computed in memory: pass the rows as a pandas "
+                         "DataFrame (e.g. ddf.compute() in chunks)")
+    X, complete = model.spec.transform(data)
+    fit = np.full(complete.shape[0], np.nan)
+    se = np.full(complete.shape[0], np.nan)
+    if X.shape[0]:
+        f, e = se_linear(model, np.asarray(X, dtype=np.float64))
+        fit[complete], se[complete] = f, e
+    if type != "link":
+        fit = expit(fit)
+        se = fit * (1.0 - fit) * se
+    index = data.index if hasattr(data, "index") and hasattr(data, "columns") else None
+    return pd.DataFrame({"fit": fit, "se_fit": se}, index=index)
+
+
+def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):
     """R's ``summary(model)``: an object whose ``print`` mirrors PrivateLR's layout.
+
+    When the model carries an inference release (``dplr(..., inference=True)``; every fit at
+    ``eps=0``), glm's coefficient table follows (:func:`privatelr.coef_table`: bias-corrected
+    estimates, standard errors, z, p, and the ``level`` interval); ``odds_ratios=True`` reports
+    odds ratios with their intervals instead. When inference is not available or not reliable
+    a note says why.
 
     Examples
     --------
@@ -573,7 +656,7 @@ def summary(model: DPLR):
     if not isinstance(model, DPLR):
         raise TypeError(f"model must be a DPLR (returned by dplr()), got "
                         f"{model.__class__.__name__}")
-    return summarize(model)
+    return summarize(model, odds_ratios=odds_ratios, level=level)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -619,6 +702,9 @@ class WALRResult:
         decreases without bound.
     model_spec : privatelr.design.DesignSpec or None
         Rebuilds the design for new data when the model came from :func:`privatelr.walr`.
+    inference : privatelr.inference.InferenceRelease or None
+        The trainer's label-free information matrix at ``coef`` (no privacy cost), for
+        :func:`privatelr.vcov` and :func:`privatelr.confint`.
     """
 
     coef: np.ndarray
@@ -643,6 +729,7 @@ class WALRResult:
     batch_size: int | None = None
     direction: np.ndarray | None = None
     model_spec: object = field(default=None, repr=False)
+    inference: object = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
@@ -697,6 +784,18 @@ class WALRResult:
         if np.isnan(p).any():
             return np.where(np.isnan(p), np.nan, (p > threshold).astype(float))
         return (p > threshold).astype(int)
+
+    def vcov(self):
+        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
+        from .inference import vcov
+
+        return vcov(self)
+
+    def confint(self, parm=None, level: float = 0.95):
+        """Confidence intervals (:func:`privatelr.confint`)."""
+        from .inference import confint
+
+        return confint(self, parm=parm, level=level)
 
     def summary(self) -> str:
         """A plain-text summary: the release's guarantee, the solver and the coefficients."""

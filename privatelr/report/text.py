@@ -118,17 +118,24 @@ class DPLRSummary:
         Column name -> coefficient.
     notes : list of str
         privatelr's extra lines (calibration; what is not private).
+    table : pandas.DataFrame or None
+        glm's coefficient table (:func:`privatelr.coef_table`) when the model has inference.
+    table_title : str
     """
 
     formula: str
     common: dict
     coefficients: dict
     notes: list = field(default_factory=list)
+    table: object = None
+    table_title: str = ""
 
     def __str__(self) -> str:
         parts = [wrap_formula(self.formula) + " \n"]
         parts.append("".join(line + " \n" for line in self.common.values()))
         parts.append(format_named_vector(self.coefficients) + "\n")
+        if self.table is not None:
+            parts.append(self.table_title + "\n" + format_table(self.table) + "\n")
         if self.notes:
             parts.append("".join(wrap_note(line) + "\n" for line in self.notes))
         return "\n".join(parts)
@@ -263,11 +270,51 @@ def guarantee_headline(model) -> str | None:
     return None
 
 
-def summarize(model) -> DPLRSummary:
+def format_table(table) -> str:
+    """A coefficient table as glm prints it: 7 significant digits, p-values as ``< 2e-16``."""
+    shown = table.copy()
+    for col in shown.columns:
+        if col == "Pr(>|z|)":
+            shown[col] = [("< 2e-16" if p < 2e-16 else f"{p:.3g}") for p in table[col]]
+        else:
+            shown[col] = _format_reals(table[col].to_numpy())
+    return shown.to_string()
+
+
+def _inference_table(model, odds_ratios: bool, level: float):
+    """(table, title, note): glm's table, or None and the reason in a note."""
+    from ..inference import coef_table
+
+    try:
+        table = coef_table(model, level=level, exponentiate=odds_ratios)
+    except ValueError as exc:
+        if getattr(model, "inference", None) is None and model.method != "nonprivate":
+            return None, "", (" Standard errors: not released (refit with inference=True to get "
+                              "private standard errors and intervals).")
+        return None, "", f" Standard errors: not shown: {exc}"
+    what = "odds ratios" if odds_ratios else "coefficients"
+    if model.method == "nonprivate" and model.lambda_ == 0:
+        title = f"Maximum-likelihood {what} (glm):"
+    else:
+        title = (f"Bias-corrected {what}, errors from sampling and privacy noise (privatelr."
+                 "inference):")
+    note = None
+    if model.inference is not None and model.inference.eps > 0:
+        note = (f" Inference: eps {r_number(model.inference.eps)} spent on the information "
+                f"matrix, besides eps {r_number(model.eps)} on the coefficients.")
+    return table, title, note
+
+
+def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSummary:
     """Build the summary of a fitted ``dplr`` model (duck-typed: any object with its fields)."""
     v = summary_values(model)
+    info = getattr(model, "inference", None)
+    eps_line = f" Privacy level: {v['eps']}"
+    if info is not None and info.eps > 0:
+        eps_line += (f" (coefficients) + {r_number(info.eps)} (inference) = "
+                     f"{r_number(model.eps + info.eps)}")
     common = {
-        "epsilon": f" Privacy level: {v['eps']}",
+        "epsilon": eps_line,
         "lambda": f" Regularization parameter: {v['lambda']}",
         "convergence": f" Convergence of optimization : {v['convergence']}",
         "c_index": f" C-index (AUC): {v['c_index']}",
@@ -299,12 +346,18 @@ def summarize(model) -> DPLRSummary:
             extra.append("the do_scale centre/scale")
         listed = extra[0] if len(extra) == 1 else ", ".join(extra[:-1]) + " and " + extra[-1]
         if headline is None:
-            notes.append(" Note: only the coefficients are eps-differentially private; "
+            released = ("the coefficients and the information matrix are" if info is not None
+                        else "the coefficients are")
+            notes.append(f" Note: only {released} eps-differentially private; "
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
     notes.append(f" Classification threshold (p.tr): {v['p_tr']}")
+    table, title, note = _inference_table(model, odds_ratios, level)
+    if note is not None:
+        notes.append(note)
     coefs = {k: float(c) for k, c in model.coefficients.items()}
-    return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes)
+    return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes,
+                       table=table, table_title=title)
 
 
 # ---------------------------------------------------------------------------------------------
