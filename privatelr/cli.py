@@ -623,6 +623,8 @@ def _fit(args) -> int:
         inputs.append(("--levels-file", args.levels_file))
     _check_out(args.out, inputs)
     _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
+    if args.inference is not None and not 0 < args.inference < 1:
+        raise _InputError(f"--inference must be a share of eps in (0, 1), got {args.inference}")
     levels = _parse_levels(args.levels or [], args.levels_file)
     bar = progress_bar(3, desc="fit", unit=" steps", enabled=False if args.quiet else None)
     try:  # the bar is closed on any error, so the error line starts a line of its own
@@ -638,7 +640,7 @@ def _fit(args) -> int:
                          data_norm=1.0 if args.data_norm is None else args.data_norm,
                          clip=args.clip, random_state=args.seed, levels=levels or None,
                          compat=args.compat, verbose=args.verbose, weights=args.weights,
-                         weights_bound=args.weights_bound)
+                         weights_bound=args.weights_bound, inference=args.inference)
         del frame
         _stage(bar, "saving")
         with _naming(args.out):  # atomically: a failed save leaves the old file as it was
@@ -759,6 +761,11 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
                      help="public upper bound on every weight (weights outside [0, A] are "
                           "refused)")
+    fit.add_argument("--inference", type=float, nargs="?", const=0.25, default=None,
+                     metavar="SHARE",
+                     help="also release standard errors and confidence intervals: spend SHARE "
+                          "of eps (default 0.25) on a private information matrix (at eps 0 "
+                          "they are computed anyway, at no cost)")
     fit.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar (shown on a terminal when tqdm is installed)")
     fit.add_argument("-v", "--verbose", action="count", default=0,

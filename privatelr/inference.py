@@ -361,9 +361,8 @@ class Inference:
         return sigma * mixture_quantile(0.5 + level / 2.0, tau / sigma, self.d)
 
     def p_value(self, c: np.ndarray, value: float) -> float:
-        sigma, tau = self.law(c)
-        return 2.0 * (1.0 - mixture_cdf(abs(value) / sigma, tau / sigma, self.d)) \
-            if abs(value) / sigma < 40.0 + 60.0 * tau / sigma else 0.0
+        sigma, tau = self.law(c)     # the law is symmetric: the upper tail is F(-|t|)
+        return min(1.0, 2.0 * mixture_cdf(-abs(value) / sigma, tau / sigma, self.d))
 
 
 def _walr(model) -> Inference:

@@ -559,7 +559,8 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     Dask Series of the pandas form, computed partition-wise.
 
     ``se_fit=True`` (R's ``se.fit``; ``type`` ``"link"`` or ``"response"``/``"probabilities"``)
-    returns a DataFrame on the input's index with columns ``fit`` and ``se_fit``: the linear
+    returns a DataFrame (a lazy Dask DataFrame for Dask input) on the input's index with
+    columns ``fit`` and ``se_fit``: the linear
     predictor at the bias-corrected estimate — the centre of :func:`privatelr.confint`'s
     intervals, equal to the plain prediction at ``eps=0, lambda_=0`` — and its standard error
     :math:`\sqrt{x^\top V x}` from :func:`privatelr.vcov` (sampling and privacy noise); on the
@@ -618,9 +619,13 @@ def _predict_se(model: DPLR, data, type: str):
     if type == "class":
         raise ValueError("se_fit=True needs type='link' or type='response' (a class has no "
                          "standard error)")
-    if data.__class__.__module__.split(".")[0] == "dask":
-        raise ValueError("se_fit=True is computed in memory: pass the rows as a pandas "
-                         "DataFrame (e.g. ddf.compute() in chunks)")
+    if data.__class__.__module__.split(".")[0] == "dask":    # lazy, partition by partition
+        if not hasattr(data, "map_partitions"):
+            raise TypeError(f"predict on Dask data needs a Dask DataFrame, got "
+                            f"{data.__class__.__name__}")
+        meta = pd.DataFrame({"fit": pd.Series([], dtype=float),
+                             "se_fit": pd.Series([], dtype=float)})
+        return data.map_partitions(_predict_se_part, model, type, meta=meta)
     X, complete = model.spec.transform(data)
     fit = np.full(complete.shape[0], np.nan)
     se = np.full(complete.shape[0], np.nan)
@@ -632,6 +637,10 @@ def _predict_se(model: DPLR, data, type: str):
         se = fit * (1.0 - fit) * se
     index = data.index if hasattr(data, "index") and hasattr(data, "columns") else None
     return pd.DataFrame({"fit": fit, "se_fit": se}, index=index)
+
+
+def _predict_se_part(part, model: DPLR, type: str):
+    return _predict_se(model, part, type)
 
 
 def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):

@@ -118,7 +118,11 @@ def dplr_html(model) -> str:
     if headline is not None:
         rows.insert(0, ("Guarantee", "NOT PRIVATE (see the headline above)", "leak"))
         notes = [n for n in notes if n.strip() != headline]     # said once, at the top
-    return _html_table(s.formula, rows, format_coefficients(s.coefficients), notes, headline)
+    out = _html_table(s.formula, rows, format_coefficients(s.coefficients), notes, headline)
+    if s.table is not None:      # glm's coefficient table (privatelr.inference)
+        out += (f"<p>{escape(s.table_title)}</p>"
+                + s.table.to_html(float_format=lambda x: f"{x:.6g}", classes="privatelr-coef"))
+    return out
 
 
 def walr_html(result) -> str:

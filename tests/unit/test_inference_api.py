@@ -146,6 +146,8 @@ def test_dask_fit_releases_the_same_information():
                  random_state=3, levels={"y": [0, 1]})
     np.testing.assert_allclose(md.inference.information, m.inference.information, atol=1e-13)
     np.testing.assert_allclose(pl.confint(md), pl.confint(m), atol=1e-10)
+    lazy = pl.predict(md, dd.from_pandas(df, npartitions=2), type="link", se_fit=True)
+    pd.testing.assert_frame_equal(lazy.compute(), pl.predict(m, df, type="link", se_fit=True))
 
 
 def test_walr_intervals_match_glm_when_the_release_is_nearly_exact():
@@ -161,3 +163,21 @@ def test_walr_intervals_match_glm_when_the_release_is_nearly_exact():
                         lambda_=1e-4, solver="newton")
     # the noise adds sigma^2 H^-2: strictly wider than the sampling part
     assert (np.diag(pl.vcov(noisy)) > np.diag(pl.vcov(fit))).all()
+
+
+def test_cli_fit_releases_inference_on_request(tmp_path, capsys):
+    from privatelr import cli
+
+    df = _ball_data(5000)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    out = tmp_path / "m.json"
+    code = cli.main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ z0 + z1 + z2", "--eps",
+                     "1", "--inference", "--levels", "y=0,1", "--seed", "1", "--out", str(out),
+                     "-q"])
+    text = capsys.readouterr().out
+    assert code == 0 and "Std. Error" in text and "(inference)" in text
+    model = pl.load_model(out)
+    assert math.isclose(model.inference.eps, 0.25) and pl.confint(model).shape == (4, 2)
+    code = cli.main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ z0", "--inference", "2",
+                     "--out", str(tmp_path / "m2.json"), "-q"])
+    assert code != 0 and "--inference" in capsys.readouterr().err
