@@ -233,7 +233,7 @@ def release_information(rows, coef: np.ndarray, cal, *, eps: float,
     exact when ``eps`` is 0, else with the ``eps``-DP noise of the module docstring."""
     from .losses import LogisticLoss
 
-    _, _, H = rows.objective(LogisticLoss(), 0.0, labels=False).evaluate(np.asarray(coef, float))
+    H = rows.objective(LogisticLoss(), 0.0, labels=False).information(np.asarray(coef, float))
     H = 0.5 * (H + H.T)
     if eps == 0:
         return InferenceRelease(information=H, eps=0.0, noise_scale=0.0)

@@ -1072,7 +1072,7 @@ def label_free_information(objective, coef: np.ndarray):
     gives WALR's standard errors (:mod:`privatelr.inference`)."""
     from .inference import InferenceRelease
 
-    H = objective.evaluate(np.asarray(coef, dtype=float))[2]
+    H = objective.information(np.asarray(coef, dtype=float))
     return InferenceRelease(information=0.5 * (H + H.T), eps=0.0, noise_scale=0.0)
 
 

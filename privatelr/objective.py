@@ -236,6 +236,18 @@ class ERMObjective:
         self._w, self._m = w, m
         return (self._value_from(w, lv), *self._finish(w, g, H))
 
+    def information(self, w) -> np.ndarray:
+        """The data term's Hessian :math:`\frac1n\sum_i a_i\ell''(y_ix_i^\top w)x_ix_i^\top` at
+        ``w`` in double precision throughout (no ridge, no single-precision shortcut): what
+        :mod:`privatelr.inference` releases. One pass."""
+        w = np.array(w, dtype=float)
+        f32, self._f32 = self._f32, False
+        try:
+            _, _, _, _, H = self._sweep(self._cached_margins(w), w, None, True)
+        finally:
+            self._f32 = f32
+        return H
+
     def line(self, w, p, hessian: bool = True):
         """Restrict ``J`` to the line ``w + t p``; returns ``phi(t)``.
 

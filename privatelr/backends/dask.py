@@ -193,13 +193,13 @@ class DaskERMObjective:
         sub.linear = self.linear.copy()
         return sub
 
-    def _pass(self, v, order: int):
+    def _pass(self, v, order: int, f32: bool | None = None):
         """One map-reduce: ``(f, g, H)`` at ``v`` (``g``/``H`` None below ``order`` 1/2)."""
         _, da = _import_dask()
         d = self.d
         v = np.ascontiguousarray(v, dtype=float)
         parts = da.map_blocks(_block_sums, self.X, self.aux, v=v, loss=self.loss, order=order,
-                              f32=self._f32, dtype=float,
+                              f32=self._f32 if f32 is None else f32, dtype=float,
                               chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
         total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
         self.passes += 1
@@ -233,6 +233,13 @@ class DaskERMObjective:
         f, g, H = self._pass(w, 2 if hessian else 1)
         self._last = (np.array(w, dtype=float), f, g, H)
         return f, g.copy(), (None if H is None else H.copy())
+
+    def information(self, w) -> np.ndarray:
+        """The data term's Hessian at ``w`` in double precision, no ridge
+        (:meth:`privatelr.objective.ERMObjective.information`). One map-reduce."""
+        H = self._pass(np.asarray(w, dtype=float), 2, f32=False)[2]
+        H[np.diag_indices_from(H)] -= self.lambda_
+        return H
 
     def line(self, w, p, hessian: bool = True):
         """Restrict ``J`` to ``w + t p``; one pass prepares ``t = 1`` (value, gradient and,

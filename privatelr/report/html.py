@@ -17,7 +17,7 @@ from __future__ import annotations
 from html import escape
 
 from .text import (format_coefficients, guarantee_headline, summarize, summary_values,
-                   walr_headline, walr_values)
+                   table_cells, walr_headline, walr_values)
 
 __all__ = ["dplr_html", "walr_html"]
 
@@ -121,7 +121,7 @@ def dplr_html(model) -> str:
     out = _html_table(s.formula, rows, format_coefficients(s.coefficients), notes, headline)
     if s.table is not None:      # glm's coefficient table (privatelr.inference)
         out += (f"<p>{escape(s.table_title)}</p>"
-                + s.table.to_html(float_format=lambda x: f"{x:.6g}", classes="privatelr-coef"))
+                + table_cells(s.table).to_html(classes="privatelr-coef"))
     return out
 
 

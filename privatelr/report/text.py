@@ -270,15 +270,21 @@ def guarantee_headline(model) -> str | None:
     return None
 
 
-def format_table(table) -> str:
-    """A coefficient table as glm prints it: 7 significant digits, p-values as ``< 2e-16``."""
-    shown = table.copy()
+def table_cells(table):
+    """A coefficient table's numbers as text, as glm prints them: 7 significant digits,
+    p-values with 3 and ``< 2e-16`` below that (one formatter for the text and HTML views)."""
+    shown = table.astype(object)
     for col in shown.columns:
         if col == "Pr(>|z|)":
             shown[col] = [("< 2e-16" if p < 2e-16 else f"{p:.3g}") for p in table[col]]
         else:
             shown[col] = _format_reals(table[col].to_numpy())
-    return shown.to_string()
+    return shown
+
+
+def format_table(table) -> str:
+    """A coefficient table as plain text (:func:`table_cells`)."""
+    return table_cells(table).to_string()
 
 
 def _inference_table(model, odds_ratios: bool, level: float):

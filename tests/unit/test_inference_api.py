@@ -181,3 +181,16 @@ def test_cli_fit_releases_inference_on_request(tmp_path, capsys):
     code = cli.main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ z0", "--inference", "2",
                      "--out", str(tmp_path / "m2.json"), "-q"])
     assert code != 0 and "--inference" in capsys.readouterr().err
+
+
+def test_wide_design_information_is_exact_in_double_precision():
+    # d = 41 > the width from which Newton's Hessians are single precision: the information for
+    # inference is not, so glm's standard errors agree to 1e-6 even with correlated columns
+    rng = np.random.default_rng(0)
+    n, p = 5000, 40
+    X = np.c_[np.ones(n), 0.1 * rng.standard_normal((n, p))]
+    X[:, 2] = 0.9 * X[:, 1] + 0.1 * X[:, 2]
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-3 * X[:, 1:6].sum(axis=1)))).astype(int)
+    res = erm.fit(X, y, lambda_=0, eps=0, data_norm=100.0, inference=True)
+    ref = sm.Logit(y, X).fit(disp=0, method="newton", tol=1e-12)
+    np.testing.assert_allclose(pl.coef_table(res)["Std. Error"], ref.bse, rtol=1e-8)
