@@ -229,6 +229,12 @@ class ERMResult(_Released):
 
         return confint(self, parm=parm, level=level)
 
+    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
+        """One row per coefficient (:func:`privatelr.tidy`)."""
+        from .inference import tidy
+
+        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
+
 
 _CAL_FIELDS = ("n", "d", "eps", "eps_eff", "penalty", "lambda_", "method", "data_norm",
                "weights_bound", "noise_scale")
@@ -805,6 +811,12 @@ class WALRResult:
         from .inference import confint
 
         return confint(self, parm=parm, level=level)
+
+    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
+        """One row per coefficient (:func:`privatelr.tidy`)."""
+        from .inference import tidy
+
+        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
 
     def summary(self) -> str:
         """A plain-text summary: the release's guarantee, the solver and the coefficients."""
