@@ -169,8 +169,30 @@ class Diagnostics:
 # the engine's result
 # ---------------------------------------------------------------------------------------------
 
+class _Inference:
+    """R's inference vocabulary as methods (:mod:`privatelr.inference`), for every result."""
+
+    def vcov(self):
+        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
+        from .inference import vcov
+
+        return vcov(self)
+
+    def confint(self, parm=None, level: float = 0.95):
+        """Confidence intervals (:func:`privatelr.confint`)."""
+        from .inference import confint
+
+        return confint(self, parm=parm, level=level)
+
+    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
+        """One row per coefficient (:func:`privatelr.tidy`)."""
+        from .inference import tidy
+
+        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
+
+
 @dataclass(frozen=True, eq=False)
-class ERMResult(_Released):
+class ERMResult(_Released, _Inference):
     """Result of :func:`privatelr.erm.fit`: the release and, apart, the diagnostics.
 
     Attributes
@@ -216,24 +238,6 @@ class ERMResult(_Released):
     def __repr__(self) -> str:
         return (f"ERMResult(method={self.method!r}, status={self.status!r}, d={self.d}, "
                 f"eps={self.eps:g}, lambda_={self.lambda_:g})")
-
-    def vcov(self):
-        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
-        from .inference import vcov
-
-        return vcov(self)
-
-    def confint(self, parm=None, level: float = 0.95):
-        """Confidence intervals (:func:`privatelr.confint`)."""
-        from .inference import confint
-
-        return confint(self, parm=parm, level=level)
-
-    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
-        """One row per coefficient (:func:`privatelr.tidy`)."""
-        from .inference import tidy
-
-        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
 
 
 _CAL_FIELDS = ("n", "d", "eps", "eps_eff", "penalty", "lambda_", "method", "data_norm",
@@ -298,7 +302,7 @@ class TuningRecord:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class DPLR(_Released):
+class DPLR(_Released, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
     The release
@@ -447,24 +451,6 @@ class DPLR(_Released):
     def summary(self, odds_ratios: bool = False, level: float = 0.95):
         """The R-style summary (see :func:`summary`)."""
         return summary(self, odds_ratios=odds_ratios, level=level)
-
-    def vcov(self):
-        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
-        from .inference import vcov
-
-        return vcov(self)
-
-    def confint(self, parm=None, level: float = 0.95):
-        """Confidence intervals (:func:`privatelr.confint`)."""
-        from .inference import confint
-
-        return confint(self, parm=parm, level=level)
-
-    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
-        """One row per coefficient (:func:`privatelr.tidy`)."""
-        from .inference import tidy
-
-        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
 
     def to_json(self, path=None, *, diagnostics: bool | None = None):
         """Save the model as a versioned, checksummed JSON file; no path: return the text.
@@ -679,7 +665,7 @@ def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class WALRResult:
+class WALRResult(_Inference):
     """A WALR model and how it was obtained.
 
     WALR protects the labels only: the trainer holds the features and weights, so everything
@@ -799,24 +785,6 @@ class WALRResult:
         if np.isnan(p).any():
             return np.where(np.isnan(p), np.nan, (p > threshold).astype(float))
         return (p > threshold).astype(int)
-
-    def vcov(self):
-        """Covariance of the bias-corrected estimates (:func:`privatelr.vcov`)."""
-        from .inference import vcov
-
-        return vcov(self)
-
-    def confint(self, parm=None, level: float = 0.95):
-        """Confidence intervals (:func:`privatelr.confint`)."""
-        from .inference import confint
-
-        return confint(self, parm=parm, level=level)
-
-    def tidy(self, conf_int: bool = True, level: float = 0.95, exponentiate: bool = False):
-        """One row per coefficient (:func:`privatelr.tidy`)."""
-        from .inference import tidy
-
-        return tidy(self, conf_int=conf_int, level=level, exponentiate=exponentiate)
 
     def summary(self) -> str:
         """A plain-text summary: the release's guarantee, the solver and the coefficients."""
