@@ -289,7 +289,11 @@ def check_not_separated(rows, res) -> None:
 
     X, y = _positive_rows(rows)
     with np.errstate(over="ignore", invalid="ignore"):
-        margins = np.abs(X @ res.coef)
+        margins = X @ res.coef
+        offset = getattr(rows, "offset", None)      # separation itself does not depend on it
+        if offset is not None:
+            margins += offset if rows.w is None else offset[rows.w > 0]
+        margins = np.abs(margins)
     if res.convergence == 0 and np.isfinite(margins).all() and margins.max() <= _SATURATED:
         return
     Z = X * y[:, None]                                  # rows y_i x_i

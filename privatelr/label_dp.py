@@ -1043,6 +1043,9 @@ def walr(formula: str, data, *, eps: float, delta: float, weights=None,
         schema = data.drop(columns=[_WEIGHTS_COLUMN]) if weights == _WEIGHTS_COLUMN else data
         spec = make_spec(formula_text(formula), schema, learn=True, learn_response=False,
                          why="a label-private release (WALR)")
+    if spec.offsets:
+        raise ValueError("WALR has no offset: the label-blind objective is the release's "
+                         "logistic loss without one; remove offset() from the formula")
     if spec.n_classes > 2:
         raise ValueError(f"the response of {formula!r} has {spec.n_classes} values; WALR needs "
                          "a two-valued (0/1, logical or two-level factor) response")

@@ -592,13 +592,14 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
         from .backends.dask import predict_frame
 
         return predict_frame(model.spec, model.coef, model.p_tr, data, type)
-    X, complete = model.spec.transform(data)
+    r = model.spec.rows(data, response=False)
     if data.__class__.__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
         from .scoring import output_series
 
-        return output_series(X, complete, model.coef, model.p_tr, model.spec.labels, type,
-                             index=data.index)
-    return outputs(X, complete, model.coef, model.p_tr, model.spec.labels, type)
+        return output_series(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
+                             index=data.index, offset=r.offset)
+    return outputs(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
+                   offset=r.offset)
 
 
 def _predict_se(model: DPLR, data, type: str):
@@ -618,12 +619,12 @@ def _predict_se(model: DPLR, data, type: str):
         meta = pd.DataFrame({"fit": pd.Series([], dtype=float),
                              "se_fit": pd.Series([], dtype=float)})
         return data.map_partitions(_predict_se_part, model, type, meta=meta)
-    X, complete = model.spec.transform(data)
-    fit = np.full(complete.shape[0], np.nan)
-    se = np.full(complete.shape[0], np.nan)
-    if X.shape[0]:
-        f, e = se_linear(model, np.asarray(X, dtype=np.float64))
-        fit[complete], se[complete] = f, e
+    r = model.spec.rows(data, response=False)
+    fit = np.full(r.complete.shape[0], np.nan)
+    se = np.full(r.complete.shape[0], np.nan)
+    if r.X.shape[0]:
+        f, e = se_linear(model, np.asarray(r.X, dtype=np.float64))
+        fit[r.complete], se[r.complete] = f if r.offset is None else f + r.offset, e
     if type != "link":
         fit = expit(fit)
         se = fit * (1.0 - fit) * se

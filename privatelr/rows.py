@@ -111,15 +111,22 @@ class ArrayRows:
         Observation weights in ``[0, weights_bound]``.
     weights_bound : float, optional
         Their public bound (required with ``weights``).
+    offset : (n,) array, optional
+        Per-row offsets added to the linear predictor (R's ``offset()``; finite).
     """
 
-    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None):
+    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
+                 offset=None):
         self.X = as_float_matrix("X", X, finite=False)
         self.n, self.d = self.X.shape
         self.y = None if y is None else as_pm1_labels("y", y, self.n)
         self.w, self.weights_bound = as_weights("weights", weights, self.n, "weights_bound",
                                                 weights_bound)
         self.weighted = self.w is not None
+        self.offset = None if offset is None else np.ascontiguousarray(offset, dtype=np.float64)
+        if self.offset is not None and self.offset.shape != (self.n,):
+            raise ValueError(f"offset must have one value per row ({self.n}), got shape "
+                             f"{self.offset.shape}")
 
     def _with(self, X) -> "ArrayRows":
         out = object.__new__(ArrayRows)
@@ -160,7 +167,8 @@ class ArrayRows:
 
     def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True):
         y = self.y if labels else np.full(self.n, -1.0)
-        return ERMObjective(self.X, y, loss, lambda_, noise=noise, weights=self.w)
+        return ERMObjective(self.X, y, loss, lambda_, noise=noise, weights=self.w,
+                            offset=self.offset)
 
     def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]:
         """``(Σ a_i [y_i = 1] x_i, rows outside [0, 1], columns with such values)``; with
@@ -180,7 +188,10 @@ class ArrayRows:
         """``(X @ coef, labels in {0, 1})`` for a training diagnostic."""
         from .scoring import linear_predictor
 
-        return linear_predictor(self.X, coef), (self.y > 0).astype(np.float64)
+        eta = linear_predictor(self.X, coef)
+        if self.offset is not None:
+            eta += self.offset
+        return eta, (self.y > 0).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -202,5 +213,5 @@ def array_frame_rows(spec, data, *, weights: str | None = None,
     w = None
     if weights is not None:
         w = np.asarray(data[weights].to_numpy(dtype=np.float64))[r.complete]
-    rows = ArrayRows(r.X, r.y, w, weights_bound if w is not None else None)
+    rows = ArrayRows(r.X, r.y, w, weights_bound if w is not None else None, offset=r.offset)
     return FrameRows(rows=rows, n_total=int(r.complete.size), n_dropped=r.n_dropped)

@@ -35,13 +35,14 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
 
 
 def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
-            type: str) -> np.ndarray:
+            type: str, offset: np.ndarray | None = None) -> np.ndarray:
     """Predictions of the complete rows ``X`` spread back over all input rows.
 
     ``complete`` marks the input rows that ``X`` holds; every other row gets NaN (and no class).
     A row whose probability is not a number (infinite covariates) gets no class either: a
     missing answer, never an invented one. Class labels are ``labels[1]`` where ``p > p_tr``
     (R's rule), else ``labels[0]``; with a missing row the array has dtype object and ``None``.
+    ``offset`` (one value per row of ``X``) is added to the linear predictor (R's ``offset()``).
     """
     if type not in TYPES:
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
@@ -49,6 +50,8 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
     if X.shape[0]:
         with np.errstate(invalid="ignore", over="ignore"):
             scores = linear_predictor(X, coef)
+            if offset is not None:
+                scores += offset
         # a row with an infinite covariate has no defined prediction: missing, like NaN
         scores[~np.isfinite(X).all(axis=1)] = np.nan
         eta[complete] = scores
@@ -70,7 +73,7 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
 
 
 def output_series(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
-                  type: str, index):
+                  type: str, index, offset: np.ndarray | None = None):
     """:func:`outputs` as a pandas Series on the input's ``index`` (what ``predict`` returns for
     pandas input): float probabilities or linear predictors named ``"probabilities"`` or
     ``"link"``; class labels as a Categorical named ``"class"`` whose categories are the model's
@@ -87,7 +90,7 @@ def output_series(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: f
     """
     import pandas as pd
 
-    eta = outputs(X, complete, coef, p_tr, labels, "link")
+    eta = outputs(X, complete, coef, p_tr, labels, "link", offset=offset)
     if type in ("probabilities", "response", "link"):
         values = eta if type == "link" else expit(eta)
         return pd.Series(values, index=index, name="link" if type == "link" else "probabilities")

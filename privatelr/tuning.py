@@ -494,8 +494,9 @@ def _validation_errors(part, spec, models) -> np.ndarray:
     hi = observed.y == 1.0
     out = np.zeros(len(models))
     for j, (mspec, coef, p_tr) in enumerate(models):
-        X, complete = mspec.transform(part, what="the validation group")
-        p = outputs(X, complete, coef, p_tr, mspec.labels, "probabilities")[observed.complete]
+        r = mspec.rows(part, response=False, what="the validation group")
+        p = outputs(r.X, r.complete, coef, p_tr, mspec.labels, "probabilities",
+                    offset=r.offset)[observed.complete]
         ok = ~np.isnan(p)
         out[j] = np.count_nonzero((p[ok] > p_tr) != hi[ok])
     return out

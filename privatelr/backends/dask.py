@@ -563,6 +563,10 @@ def design_rows(spec, data, *, weights: str | None = None,
         raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
     if weights is not None and weights not in data.columns:
         raise ValueError(f"weights={weights!r} is not a column of data")
+    if spec.offsets:
+        raise ValueError(f"offset({', '.join(spec.offsets)}) is not available for fits on Dask "
+                         "data yet (the partitions carry no offset column); fit in memory, or "
+                         "put the variable in the formula as an ordinary term")
     d_raw = len(spec.formulaic_columns)
     parts = [dask.delayed(_dplr_block, nout=2)(p, spec, np.inf, weights)
              for p in data.to_delayed()]
@@ -684,8 +688,9 @@ def schema_of(data):
 
 
 def _predict_part(part, spec, coef, p_tr, type):
-    X, complete = spec.transform(part.reset_index(drop=True), what="data")
-    return output_series(X, complete, coef, p_tr, spec.labels, type, index=part.index)
+    r = spec.rows(part.reset_index(drop=True), response=False, what="data")
+    return output_series(r.X, r.complete, coef, p_tr, spec.labels, type, index=part.index,
+                         offset=r.offset)
 
 
 def predict_frame(spec, coef, p_tr: float, data, type: str):

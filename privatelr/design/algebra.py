@@ -18,10 +18,12 @@ import numpy as np
 import pandas as pd
 
 from .poly import column_suffixes, is_poly
-from .rsyntax import Binary, Chain, Const, Dot, Name, Num, Paren, Str, Unary, deparse, number_value
+from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Num, Paren, Str, Unary, deparse,
+                      number_value, walk)
 
 __all__ = ["TermAlgebra", "columns_of", "prototype", "r_column_name", "expand_dot",
-           "intercept_of", "formulaic_matrix", "strip_parens", "MAX_TERMS", "MAX_COLUMNS"]
+           "intercept_of", "formulaic_matrix", "strip_parens", "split_offsets", "MAX_TERMS",
+           "MAX_COLUMNS"]
 
 #: Most terms ``(a + b + ...)^k`` may expand to, and most columns a design may have.
 MAX_TERMS = 100_000
@@ -36,6 +38,67 @@ def strip_parens(node):
     while isinstance(node, Paren):
         node = node.body
     return node
+
+
+def _is_offset(node) -> bool:
+    node = strip_parens(node)
+    return isinstance(node, Call) and node.fn == "offset"
+
+
+def split_offsets(terms) -> tuple:
+    """``(terms without offsets, [offset expressions])``: R's ``offset(x)`` terms, added at the
+    top level of the right-hand side (``y ~ a + offset(log(t))``), become per-row values added
+    to the linear predictor with coefficient 1 (no design column). An offset that is subtracted,
+    or sits inside another term or call, is a ``ValueError``.
+
+    Examples
+    --------
+    >>> from privatelr.design.rsyntax import parse, deparse
+    >>> rest, offs = split_offsets(parse("a + offset(log(t)) + b"))
+    >>> deparse(rest), [deparse(o) for o in offs]
+    ('a + b', ['log(t)'])
+    """
+    node = strip_parens(terms)
+    found = []
+    if _is_offset(node):
+        found, rest = [node], Num("1")
+    elif isinstance(node, Chain) and set(node.ops) <= {"+", "-"}:
+        kept, ops = [], []
+        for i, operand in enumerate(node.operands):
+            op = "+" if i == 0 else node.ops[i - 1]
+            if _is_offset(operand):
+                if op == "-":
+                    raise ValueError(f"formula: {deparse(operand)} is subtracted; an offset is "
+                                     "added to the linear predictor (write + offset(-x))")
+                found.append(strip_parens(operand))
+                continue
+            if kept:
+                ops.append(op)
+            elif op == "-":                     # a leading "- 1" after a removed offset
+                kept.append(Num("0"))
+                ops.append("-")
+            kept.append(operand)
+        if not found:
+            rest = terms
+        elif not kept:
+            rest = Num("1")
+        elif len(kept) == 1:
+            rest = kept[0]
+        else:
+            rest = Chain(tuple(ops), tuple(kept))
+    else:
+        rest = terms
+    offsets = []
+    for call in found:
+        if len(call.args) != 1 or call.args[0].name not in (None, "object"):
+            raise ValueError(f"formula: {deparse(call)} takes one argument, the offset's "
+                             "expression")
+        offsets.append(call.args[0].value)
+    for n in walk(rest):
+        if isinstance(n, Call) and n.fn == "offset":
+            raise ValueError(f"formula: {deparse(n)} must be a term of its own, added at the "
+                             "top level of the formula (y ~ x + offset(log(t)))")
+    return rest, offsets
 
 
 class TermAlgebra:

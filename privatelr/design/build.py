@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .algebra import TermAlgebra, columns_of, expand_dot, intercept_of, r_column_name
+from .algebra import TermAlgebra, columns_of, expand_dot, intercept_of, r_column_name, \
+    split_offsets
 from .coding import MAX_LEVELS, atom_levels, eval_rows, raw_values, response_coding
 from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import standardise
@@ -273,9 +274,10 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
     if any(isinstance(n, Dot) for n in walk(rhs)) and not dot_names:
         raise ValueError("formula: '.' stands for no column (data has only the response)")
     terms_tree = parse(deparse(expand_dot(rhs, dot_names)))
+    terms_rest, offset_nodes = split_offsets(terms_tree)
     algebra = TermAlgebra([])
-    rhs_fc = algebra.convert(terms_tree)
-    intercept = intercept_of(terms_tree)
+    rhs_fc = algebra.convert(terms_rest)
+    intercept = intercept_of(terms_rest)
     if len(algebra.nodes) > MAX_ATOMS:
         raise ValueError(f"formula: {len(algebra.nodes)} variables and calls, more than "
                          f"{MAX_ATOMS}")
@@ -302,6 +304,23 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
             eval_rows(node, cols, book, len(frame), name)     # learns inner levels and numbers
         atoms.append({"id": aid, "name": name, **atom_levels(node, k, book, cols, len(frame),
                                                               learn, why)})
+    offsets = []
+    for node in offset_nodes:          # per-row values added to the linear predictor
+        name = deparse(node)
+        for v in names_in(node):
+            if v in columns:
+                kind_of(v)
+                if v not in used:
+                    used.append(v)
+            elif v not in NAMED_CONSTANTS:
+                raise ValueError(f"formula: column {v!r} (in offset({name})) is not in data; "
+                                 f"available: {columns[:20]}")
+        if infer(node, kinds, book).kind not in ("num", "lgl"):
+            raise ValueError(f"formula: offset({name}) must be numeric")
+        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
+                         for n in walk(node)):
+            eval_rows(node, cols, book, len(frame), name)     # learns scale()'s numbers
+        offsets.append(name)
     variables = [c for c in columns if c in used]
 
     spec = DesignSpec(
@@ -310,7 +329,7 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
         variable_kinds={v: kinds[v] for v in columns if v in used or v in lhs_names},
         levels={k: list(v) for k, v in book.levels.items()}, atoms=atoms, rhs=rhs_fc,
         intercept=intercept, formulaic_columns=[], design_columns=[], learned=False,
-        params={k: list(v) for k, v in book.params.items()})
+        params={k: list(v) for k, v in book.params.items()}, offsets=offsets)
     fc_cols = columns_of(rhs_fc, atoms)
     intercept = "Intercept" in fc_cols
     learned = bool(learn and book.learned_any)

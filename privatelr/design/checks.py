@@ -19,7 +19,7 @@ __all__ = ["check_spec_dict"]
 _FIELDS = {"formula", "formula_r", "response", "response_source", "response_kind",
            "response_levels", "labels", "variables", "variable_kinds", "levels", "atoms", "rhs",
            "intercept", "formulaic_columns", "design_columns", "learned", "preprocess",
-           "version", "params"}
+           "version", "params", "offsets"}
 _MAX_ITEMS = 1_000_000
 
 
@@ -56,7 +56,7 @@ def check_spec_dict(d) -> None:
     unknown = set(d) - _FIELDS
     if unknown:
         _fail(f"unknown field(s) {sorted(unknown)[:5]}")
-    missing = _FIELDS - set(d) - {"learned", "preprocess", "version", "params"}
+    missing = _FIELDS - set(d) - {"learned", "preprocess", "version", "params", "offsets"}
     if missing:
         _fail(f"missing field(s) {sorted(missing)}")
     if d.get("version", 2) != 2:
@@ -106,6 +106,8 @@ def check_spec_dict(d) -> None:
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                     for v in vals):
             _fail(f"params[{key!r}] must be a list of finite numbers")
+    if "offsets" in d:
+        _str_list(d["offsets"], "offsets")
     for key in ("intercept", "learned"):
         if key in d and not isinstance(d[key], bool):
             _fail(f"field {key!r} must be true or false")

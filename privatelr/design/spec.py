@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name
+from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name, split_offsets
 from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_response, code_response,
                      eval_rows, jsonable)
 from .poly import is_poly, poly_atom, poly_matrix, poly_options
@@ -75,6 +75,10 @@ class DesignSpec:
         Numbers a non-private build learned from the rows for a call, by its R text: the
         ``[center, scale]`` of ``scale(x)``, the breaks of ``cut(x, k)``; scoring new data
         uses them as stored (R's ``makepredictcall``). Empty for private builds.
+    offsets : list of str
+        R's ``offset(...)`` terms: the R text of each offset's expression. Their per-row sum is
+        added to the linear predictor with coefficient 1 (no design column); see
+        :attr:`Rows.offset`.
     """
 
     formula: str
@@ -96,6 +100,7 @@ class DesignSpec:
     preprocess: Preprocess | None = None
     version: int = 2
     params: dict = dataclasses.field(default_factory=dict)
+    offsets: list = dataclasses.field(default_factory=list)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -209,15 +214,29 @@ class DesignSpec:
                                      f"fitted but is {TYPE_WORDS[vec.kind]} here")
                 atoms[atom["id"]] = vec
             complete &= ~np.broadcast_to(vec.missing(), (n,))
+        offset = None
+        for text in self.offsets:
+            vec = eval_rows(parse(text), cols, book, n, f"offset({text})")
+            values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
+            missing = np.broadcast_to(vec.missing(), (n,))
+            complete &= ~missing
+            offset = values if offset is None else offset + values
+        if offset is not None:
+            with np.errstate(invalid="ignore"):
+                bad = complete & ~np.isfinite(offset)
+            if bad.any():
+                raise ValueError(f"{what}: the offset ({' + '.join(self.offsets)}) is infinite "
+                                 f"in {int(bad.sum())} row(s); an offset must be finite")
         X = _model_matrix(self, atoms, complete, n)
         if not raw and self.preprocess is not None:
             X = self.preprocess.apply(X, self.intercept)
         return Rows(X=X, y=None if y is None else y[complete], complete=complete,
-                    n_dropped=int(n - complete.sum()))
+                    n_dropped=int(n - complete.sum()),
+                    offset=None if offset is None else np.array(offset[complete]))
 
     def transform(self, data, *, what: str = "data") -> tuple[np.ndarray, np.ndarray]:
         """``(X, complete)`` for new data: the final design (public map applied) of the complete
-        rows, and the mask of those rows."""
+        rows, and the mask of those rows (a model with an offset scores with :meth:`rows`)."""
         r = self.rows(data, response=False, what=what)
         return r.X, r.complete
 
@@ -225,12 +244,14 @@ class DesignSpec:
 @dataclass(frozen=True)
 class Rows:
     """Design rows from :meth:`DesignSpec.rows`: ``X`` and ``y`` (0/1) for the complete rows,
-    ``complete`` the mask of those rows in the input, ``n_dropped`` the others."""
+    ``complete`` the mask of those rows in the input, ``n_dropped`` the others, and ``offset``
+    the complete rows' offsets (None when the formula has no ``offset()`` term)."""
 
     X: np.ndarray
     y: np.ndarray | None
     complete: np.ndarray
     n_dropped: int
+    offset: np.ndarray | None = None
 
 
 def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
@@ -279,8 +300,11 @@ def _rederive(spec: DesignSpec) -> None:
     tree = parse(spec.formula_r)
     if not (isinstance(tree, Binary) and tree.op == "~"):
         raise ValueError("design: formula_r is not 'response ~ terms'")
+    rest, offset_nodes = split_offsets(tree.right)
+    if [deparse(n) for n in offset_nodes] != list(spec.offsets):
+        raise ValueError("design: the stored offsets do not match the formula")
     algebra = TermAlgebra([])
-    rhs_fc = algebra.convert(tree.right)
+    rhs_fc = algebra.convert(rest)
     names = [deparse(n) for n in algebra.nodes]
     if rhs_fc != spec.rhs or names != [a["name"] for a in spec.atoms]:
         raise ValueError("design: the stored terms do not match the formula")
@@ -312,7 +336,8 @@ def _rederive(spec: DesignSpec) -> None:
     if fc_cols != spec.formulaic_columns or spec.intercept != ("Intercept" in fc_cols) or \
             spec.design_columns != [r_column_name(c, spec.atoms) for c in fc_cols]:
         raise ValueError("design: the stored columns do not match the formula")
-    used = {v for n in algebra.nodes for v in names_in(n) if v in spec.variable_kinds}
+    used = {v for n in list(algebra.nodes) + offset_nodes for v in names_in(n)
+            if v in spec.variable_kinds}
     read = used | {v for v in names_in(lhs) if v in spec.variable_kinds}
     if set(spec.variables) != used or set(spec.variable_kinds) != read:
         raise ValueError("design: the stored variables do not match the formula")

@@ -708,11 +708,9 @@ def _poly_elsewhere(call, *args):
                      "call")
 
 
-def _offset_unsupported(call, *args):
-    raise ValueError(f"formula: {deparse(call)}: offset() (a term whose coefficient is fixed at "
-                     "1) is not supported yet: the fitting engine has no per-row offset. Remove "
-                     "it, or include the variable as an ordinary term (its coefficient is then "
-                     "estimated)")
+def _offset_elsewhere(call, *args):
+    raise ValueError(f"formula: {deparse(call)} must be a term of its own, added at the top "
+                     "level of the formula (y ~ x + offset(log(t)))")
 
 
 #: The functions that may learn something from the rows (levels or numbers) when allowed.
@@ -742,8 +740,8 @@ FUNCTIONS: dict[str, Function] = {
     # a term of its own (privatelr.design.poly); inside another call it is refused
     "poly": Function(("x", "degree", "raw"), 1, _poly_elsewhere, _poly_elsewhere,
                      literal=("degree", "raw")),
-    # R's offset needs a per-row offset in the engine: refused with its own message
-    "offset": Function(("object",), 1, _offset_unsupported, _offset_unsupported),
+    # a term of its own (privatelr.design.algebra.split_offsets); inside a call it is refused
+    "offset": Function(("object",), 1, _offset_elsewhere, _offset_elsewhere),
 }
 for _name, _ufunc in {"exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "log2": np.log2,
                       "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,

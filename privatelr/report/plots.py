@@ -91,7 +91,8 @@ def _model_scores(model, data):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"plot_roc: data must hold the model's response and covariates "
                              f"({model.formula}): {exc}") from None
-        p = expit(np.einsum("ij,j->i", rows.X, model.coefficients.to_numpy()))
+        eta = np.einsum("ij,j->i", rows.X, model.coefficients.to_numpy())
+        p = expit(eta if rows.offset is None else eta + rows.offset)
         return p, rows.y, model.p_tr, "dplr"
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("plot_roc(model, data): data must be a DataFrame for a DPLR model, or "
@@ -409,8 +410,9 @@ def noise_draws(model, draws: int = 200, random_state=None, data=None) -> np.nda
     warnings.warn("plot_coefficients(data=...): the spread uses the Hessian of the loss on "
                   "these data, computed without noise; the band is not private (omit data "
                   "for the data-free envelope)", PrivacyWarning, stacklevel=3)
-    X, complete = model.spec.transform(data)
-    s = expit(X @ coef)
+    rows = model.spec.rows(data, response=False)
+    X = rows.X
+    s = expit(X @ coef if rows.offset is None else X @ coef + rows.offset)
     H = (X * (s * (1 - s))[:, None]).T @ X / X.shape[0] + lam * np.eye(d)
     return -np.linalg.solve(H, B.T / n).T
 

@@ -285,10 +285,3 @@ def test_no_eval_or_exec_in_the_formula_code():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in ("eval", "exec", "compile", "__import__"), path.name
-
-
-def test_offset_is_refused_with_its_own_message():
-    # offset() is not implemented (no per-row offset in the engine): a clear refusal, not a
-    # generic "not supported" that would suggest computing the column
-    with pytest.raises(ValueError, match=r"offset\(\).*not supported yet"):
-        build_design("am ~ mpg + offset(wt)", load_mtcars())
