@@ -76,7 +76,16 @@ correction, :math:`-\lambda\hat H^{-1}E\hat H^{-1}\tilde w`, is added to :math:`
 :math:`1-\alpha` interval is :math:`c^\top\bar w \pm \sigma_c\,Q_{1-\alpha/2}(\tau_c/\sigma_c)`
 with :math:`Q` the quantile of :math:`Z + rB_1` (computed by quadrature, to about 1e-6), the
 standard error is :math:`\sqrt{\sigma_c^2 + (d+1)\tau_c^2}` and the p-value is
-:math:`2(1 - F(|c^\top\bar w|/\sigma_c))` from the same law. At ``eps = 0`` with ``lambda_ = 0``
+:math:`2(1 - F(|c^\top\bar w|/\sigma_c))` from the same law.
+
+**The inverse of a noisy matrix.** :math:`\hat H^{-1}` overestimates :math:`H^{-1}` on average
+(second order in the noise: :math:`E[(H+E)^{-1}] \approx A + A\,E[EAE]\,A`, :math:`A = H^{-1}`,
+:math:`E[EAE] = \tfrac{(m+1)s_H^2}{2}(A + \operatorname{tr}(A)I)` for the release's spherical
+noise), which made the intervals over-cover (0.964 instead of 0.95 at n = 1e4, 10 covariates,
+ε = 1). Every :math:`\hat H^{-1}` above is therefore the method-of-moments estimate ``A`` that
+solves :math:`\hat H^{-1} = A + A\,E[EAE]\,A` (fixed-point iteration; plugging
+:math:`\hat H^{-1}` itself into the bias over-corrects: 0.940), which brought that cell to 0.950.
+At ``eps = 0`` with ``lambda_ = 0``
 (:math:`\tau = 0`, :math:`\hat H = H` exactly) these are glm's Wald table: estimates, standard
 errors, z and p equal statsmodels' ``Logit`` to rounding.
 
@@ -395,6 +404,30 @@ def _walr(model) -> Inference:
                      kappa=0.0, private=sigma > 0)
 
 
+def _inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
+    """The second-order estimate of :math:`H^{-1}` from :math:`\hat H^{-1}`, :math:`\hat H =
+    H + E`: the inverse of a noisy matrix is biased upwards,
+    :math:`E[\hat H^{-1}] = A + A\,E[EAE]\,A + O(E^3)` with :math:`A = H^{-1}` and, for the
+    spherical noise of the release (per-coordinate variance ``s2``),
+    :math:`E[EAE] = \tfrac{s2}{2}(A + \operatorname{tr}(A)I)`. Solving
+    :math:`\hat H^{-1} = A + \tfrac{s2}{2}A(A + \operatorname{tr}(A)I)A` for ``A`` by fixed-point
+    iteration (a method-of-moments estimate; plugging :math:`\hat H^{-1}` into the bias would
+    over-correct it)."""
+    d = Hi_hat.shape[0]
+    A = Hi_hat
+    for _ in range(50):
+        nxt = Hi_hat - 0.5 * s2 * (A @ (A + np.trace(A) * np.eye(d)) @ A)
+        nxt = 0.5 * (nxt + nxt.T)
+        if np.abs(nxt - A).max() <= 1e-12 * np.abs(nxt).max():
+            if np.linalg.eigvalsh(nxt)[0] > 0:
+                return nxt
+            break
+        A = nxt
+    raise ValueError("intervals would not be reliable: the noise of the released information "
+                     "matrix is too large to correct its inverse; use more rows, a larger eps or "
+                     "a larger inference share")
+
+
 def _parts(model):
     """(names, coef, calibration, inference release) of a DPLR or ERMResult (duck-typed: this
     module sits below :mod:`privatelr.results`, whose summaries use it)."""
@@ -441,6 +474,7 @@ def for_model(model) -> Inference:
                 f"the noise of the released information matrix would make the standard errors "
                 f"uncertain by up to {100 * kappa:.0f}% (the limit for claiming coverage is "
                 f"{100 * KAPPA_MAX:.0f}%)", rel))
+        Hi = _inverse_unbiased(Hi, (m + 1) * rel.noise_scale ** 2)
     coef = np.asarray(coef, float)
     correction = lam * (Hi @ coef)
     if np.linalg.norm(correction) > np.linalg.norm(coef):
