@@ -22,7 +22,7 @@ NOTEBOOKS = sorted(VIGNETTES.glob("*.ipynb"))
 def test_every_issue_vignette_is_present():
     names = {p.stem for p in NOTEBOOKS}
     assert {"porting_from_r", "nips2008", "choosing_lambda_privately",
-            "walr_label_privacy"} <= names
+            "walr_label_privacy", "inference_under_dp"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
