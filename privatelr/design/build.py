@@ -282,16 +282,27 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
         raise ValueError(f"formula: {len(algebra.nodes)} variables and calls, more than "
                          f"{MAX_ATOMS}")
     atoms, used = [], []
-    for aid, node in zip(algebra.ids, algebra.nodes):
-        name = deparse(node)
+
+    def read(node, label: str) -> None:
+        """Record the data columns ``node`` reads (each must exist)."""
         for v in names_in(node):
             if v in columns:
                 kind_of(v)
                 if v not in used:
                     used.append(v)
             elif v not in NAMED_CONSTANTS:
-                raise ValueError(f"formula: column {v!r} (in {name!r}) is not in data; "
+                raise ValueError(f"formula: column {v!r} (in {label!r}) is not in data; "
                                  f"available: {columns[:20]}")
+
+    def learn_numbers(node, name: str) -> None:
+        """A non-private build learns a call's inner levels and numbers from the rows."""
+        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
+                         for n in walk(node)):
+            eval_rows(node, cols, book, len(frame), name)
+
+    for aid, node in zip(algebra.ids, algebra.nodes):
+        name = deparse(node)
+        read(node, name)
         if is_poly(node):
             atoms.append({"id": aid, "name": name, **poly_atom(node, kinds, book)})
             if learn:                                       # learns the coefficients
@@ -299,27 +310,16 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
                 poly_matrix(node, xvec.data, book)
             continue
         k = infer(node, kinds, book)
-        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
-                         for n in walk(node)):
-            eval_rows(node, cols, book, len(frame), name)     # learns inner levels and numbers
+        learn_numbers(node, name)
         atoms.append({"id": aid, "name": name, **atom_levels(node, k, book, cols, len(frame),
                                                               learn, why)})
     offsets = []
     for node in offset_nodes:          # per-row values added to the linear predictor
         name = deparse(node)
-        for v in names_in(node):
-            if v in columns:
-                kind_of(v)
-                if v not in used:
-                    used.append(v)
-            elif v not in NAMED_CONSTANTS:
-                raise ValueError(f"formula: column {v!r} (in offset({name})) is not in data; "
-                                 f"available: {columns[:20]}")
+        read(node, f"offset({name})")
         if infer(node, kinds, book).kind not in ("num", "lgl"):
             raise ValueError(f"formula: offset({name}) must be numeric")
-        if learn and any(isinstance(n, Call) and n.fn in LEARNING_FUNCTIONS
-                         for n in walk(node)):
-            eval_rows(node, cols, book, len(frame), name)     # learns scale()'s numbers
+        learn_numbers(node, name)
         offsets.append(name)
     variables = [c for c in columns if c in used]
 
