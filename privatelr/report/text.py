@@ -441,5 +441,16 @@ def walr_text(result) -> str:
     coefs = v["coefficients"]
     width = max((len(c) for c in coefs), default=0)
     lines += [f"  {c:<{width}}  {t}" for c, t in coefs.items()]
+    if getattr(result, "inference", None) is not None:
+        from ..inference import coef_table
+
+        try:
+            table = coef_table(result, level=0.95)
+        except ValueError as exc:
+            lines.append(f"Standard errors: not shown: {exc}")
+        else:
+            lines.append("Bias-corrected coefficients, errors from sampling and the release's "
+                         "noise (privatelr.inference):")
+            lines += format_table(table).splitlines()
     lines.append("Only the labels are protected; features and weights are treated as public.")
     return "\n".join(lines)
