@@ -1,4 +1,4 @@
-r"""A privacy-budget accountant: basic sequential composition of (ε, δ) spends.
+r"""A privacy-budget accountant: exact pure-ε sums, Rényi composition of Gaussian releases.
 
 **Sequential composition** (Dwork, McSherry, Nissim & Smith, TCC 2006; Dwork & Roth, *The
 Algorithmic Foundations of Differential Privacy*, 2014, Theorem 3.16): running mechanisms that are
@@ -19,6 +19,24 @@ exactly-rounded difference ``spent + new - budget``, :func:`math.fsum`, so it ca
 any budget up to 1.8e308), so that a budget split into ``k`` equal floating-point parts can be spent
 in full; the slack is far below any meaningful change of privacy.
 
+**Rényi composition** (Mironov, *Rényi differential privacy*, CSF 2017, Proposition 1). A
+release that comes with a Rényi curve :math:`\rho(\alpha)` (the Gaussian methods of
+:mod:`privatelr.erm`, WALR's Gaussian noisy dot product, AMP) is recorded with it; Rényi curves
+add under adaptive composition, and the total is turned into (ε, δ) at the δ asked for by
+the conversion of Canonne, Kamath & Steinke (2020) / Balle et al. (2020) as implemented by
+Google's ``dp-accounting`` (``dp_accounting.rdp.rdp_privacy_accountant.compute_epsilon``).
+:meth:`PrivacyAccountant.spent()` reports the smallest ε among valid compositions: the basic
+sum of every (ε_j, δ_j); and the exact sum of the pure-ε spends (objective and output
+perturbation, the exponential and Laplace mechanisms, DPpack tuning: ε-DP, δ = 0) and of the
+(ε_j, δ_j) spends without a curve, plus the Rényi composition of the curves converted at the δ
+left; and the Rényi composition of everything, the pure spends entering with the curve of
+randomized response (:func:`privatelr.mechanisms.rdp_pure`). A budget with δ = 0 admits only
+pure-ε spends.
+
+**Neighbour relation.** Every mechanism of privatelr is analysed for data sets of the same,
+public size ``n`` that differ in one row (replace-one), and so is each curve recorded here;
+composition and conversion do not change the relation.
+
 A non-private computation has no finite ε and can never fit a budget: ``spend(inf)`` raises
 ``ValueError``, and so does a non-private fit (``eps=0`` or ``eps=inf`` in
 :func:`privatelr.erm.fit`) given an accountant.
@@ -33,9 +51,12 @@ from dataclasses import dataclass
 from ._validation import check_real
 from .exceptions import BudgetExceededError
 
-__all__ = ["PrivacyAccountant", "Spend", "BudgetExceededError", "require_budget"]
+__all__ = ["PrivacyAccountant", "Spend", "BudgetExceededError", "require_budget", "RDP_ORDERS"]
 
 _SLACK = 1e-12
+#: The Rényi orders at which curves are recorded and composed.
+RDP_ORDERS = tuple([1.0 + k / 8.0 for k in range(1, 80)] + [float(a) for a in range(11, 64)]
+                   + [64.0, 80.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0, 1024.0])
 
 
 @dataclass(frozen=True)
@@ -45,6 +66,7 @@ class Spend:
     eps: float
     delta: float
     note: str
+    rdp: tuple | None = None   # the release's Rényi curve at RDP_ORDERS, when it has one
 
 
 class PrivacyAccountant:
@@ -61,10 +83,8 @@ class PrivacyAccountant:
     ----------
     epsilon, delta : float
         The budget.
-    spent : tuple of float
-        ``(ε spent, δ spent)``.
     remaining : tuple of float
-        ``(ε left, δ left)``, never negative.
+        ``(ε left, δ left)`` at the budget's δ, never negative (see :meth:`spent`).
     ledger : tuple of Spend
         Every spend in order, with its note.
 
@@ -113,15 +133,34 @@ class PrivacyAccountant:
     def delta(self) -> float:
         return self._delta
 
-    @property
-    def spent(self) -> tuple[float, float]:
-        return (_total(e.eps for e in self._entries), _total(e.delta for e in self._entries))
+    def spent(self, delta: float | None = None) -> tuple[float, float]:
+        """``(ε, δ)`` spent so far, at ``delta``.
+
+        By default a ledger of spends without Rényi curves reports its sums (ε_j and δ_j added,
+        a pure-ε ledger δ = 0), and one with curves reports ε at the budget's δ.
+
+        The ε is the smallest of the valid compositions described in the module docstring;
+        ``inf`` when no composition reaches ``delta`` (e.g. Gaussian releases at δ = 0).
+
+        Examples
+        --------
+        >>> acc = PrivacyAccountant(2.0, delta=1e-6)
+        >>> _ = acc.spend(0.5)
+        >>> acc.spent()
+        (0.5, 0.0)
+        """
+        return _composed(self._entries, self._delta if delta is None else check_real(
+            "delta", delta, low=0.0, high=1.0, high_open=True), delta is None)
 
     @property
     def remaining(self) -> tuple[float, float]:
-        eps = math.fsum([self._epsilon] + [-e.eps for e in self._entries])
-        delta = math.fsum([self._delta] + [-e.delta for e in self._entries])
-        return (max(0.0, eps), max(0.0, delta))
+        """``(ε left at the budget's δ, δ left)``; the δ committed is the sum of the spends
+        without a Rényi curve (those with one are converted at the budget's δ)."""
+        eps, delta = self.spent()
+        if self._curves():
+            delta = _total(e.delta for e in self._entries if e.rdp is None)
+        return (max(0.0, math.fsum([self._epsilon, -eps])),
+                max(0.0, math.fsum([self._delta, -delta])))
 
     @property
     def ledger(self) -> tuple[Spend, ...]:
@@ -146,7 +185,7 @@ class PrivacyAccountant:
             "a threading backend), or keep the accountant out of what is pickled")
 
     def __repr__(self) -> str:
-        eps, delta = self.spent
+        eps, delta = self.spent()
         return (f"PrivacyAccountant(epsilon={self._epsilon:g}, delta={self._delta:g}; spent "
                 f"eps={eps:g}, delta={delta:g} in {len(self._entries)} spend(s))")
 
@@ -160,18 +199,31 @@ class PrivacyAccountant:
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
         return eps, delta
 
-    def _shortfall(self, eps: float, delta: float) -> str | None:
-        spent_eps, spent_delta = self.spent
+    def _shortfall(self, eps: float, delta: float, rdp=None) -> str | None:
+        spent_eps, spent_delta = self.spent()
         parts = []
-        if _exceeds(spent_eps, eps, self._epsilon):
-            parts.append(f"eps spent {spent_eps:g} + {eps:g} > budget {self._epsilon:g}")
-        if _exceeds(spent_delta, delta, self._delta):
-            parts.append(f"delta spent {spent_delta:g} + {delta:g} > budget {self._delta:g}")
+        if rdp is None and not self._curves():
+            if _exceeds(spent_eps, eps, self._epsilon):
+                parts.append(f"eps spent {spent_eps:g} + {eps:g} > budget {self._epsilon:g}")
+            if _exceeds(spent_delta, delta, self._delta):
+                parts.append(f"delta spent {spent_delta:g} + {delta:g} > budget {self._delta:g}")
+        else:
+            after = self._entries + [Spend(eps, delta, "", rdp)]
+            total, total_delta = _composed(after, self._delta, True)
+            if total_delta > self._delta * (1.0 + _SLACK) or _exceeds(total, 0.0, self._epsilon):
+                parts.append(f"the composition would reach eps={total:g} at delta="
+                             f"{max(total_delta, self._delta):g}, past the budget "
+                             f"(eps={self._epsilon:g}, delta={self._delta:g})"
+                             + ("; a Gaussian release needs a budget with delta > 0"
+                                if self._delta == 0 else ""))
         if not parts:
             return None
         rem_eps, rem_delta = self.remaining
         return (f"spending eps={eps:g}, delta={delta:g} would exceed the privacy budget: "
                 f"{'; '.join(parts)} (remaining eps={rem_eps:g}, delta={rem_delta:g})")
+
+    def _curves(self) -> bool:
+        return any(e.rdp is not None for e in self._entries)
 
     def check(self, eps: float, delta: float = 0.0) -> None:
         """Raise :class:`BudgetExceededError` if ``(eps, delta)`` does not fit; spend nothing.
@@ -203,7 +255,7 @@ class PrivacyAccountant:
         eps, delta = self._validate(eps, delta)
         return self._shortfall(eps, delta) is None
 
-    def spend(self, eps: float, delta: float = 0.0, *, note: str = "") -> Spend:
+    def spend(self, eps: float, delta: float = 0.0, *, note: str = "", rdp=None) -> Spend:
         """Record a spend of ``(eps, delta)``, or raise :class:`BudgetExceededError` first.
 
         The check and the record happen atomically: if this raises, nothing was spent.
@@ -216,6 +268,10 @@ class PrivacyAccountant:
             δ spent, in [0, 1).
         note : str
             What the spend was for (kept in :attr:`ledger`).
+        rdp : callable, optional
+            The release's Rényi curve, ``rdp(orders) -> array`` (orders > 1), when it has one
+            (a Gaussian mechanism); it is recorded at :data:`RDP_ORDERS` and composed by Rényi
+            DP. ``(eps, delta)`` must be a guarantee of the release on its own.
 
         Returns
         -------
@@ -227,19 +283,96 @@ class PrivacyAccountant:
         >>> acc = PrivacyAccountant(2.0, delta=1e-6)
         >>> acc.spend(1.0, 1e-7, note="model A")
         Spend(eps=1.0, delta=1e-07, note='model A')
-        >>> acc.spent
+        >>> acc.spent()
         (1.0, 1e-07)
         """
         eps, delta = self._validate(eps, delta)
         if not isinstance(note, str):
             raise TypeError(f"note must be a string, got {type(note).__name__}")
+        curve = None
+        if rdp is not None:
+            import numpy as np
+
+            curve = tuple(float(v) for v in np.asarray(rdp(np.array(RDP_ORDERS)), dtype=float))
+            if len(curve) != len(RDP_ORDERS) or not all(v >= 0 for v in curve):
+                raise ValueError("rdp must return one non-negative value per order")
         with self._lock:
-            message = self._shortfall(eps, delta)
+            message = self._shortfall(eps, delta, curve)
             if message is not None:
                 raise BudgetExceededError(message)
-            entry = Spend(eps=eps, delta=delta, note=note)
+            entry = Spend(eps=eps, delta=delta, note=note, rdp=curve)
             self._entries.append(entry)
         return entry
+
+
+def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") -> Spend:
+    """Charge mechanisms run on **disjoint** subsets of the rows as one spend (parallel
+    composition, McSherry 2009, Theorem 4): a changed row touches one subset, so the cost is the
+    largest part's — ε and δ the maxima, the Rényi curve the pointwise maximum.
+
+    ``parts`` is a sequence of ``(eps, delta)`` or ``(eps, delta, rdp)``.
+
+    Examples
+    --------
+    >>> acc = PrivacyAccountant(1.0)
+    >>> spend_parallel(acc, [(0.5, 0.0), (0.8, 0.0)], note="one model per region")
+    Spend(eps=0.8, delta=0.0, note='one model per region', rdp=None)
+    """
+    parts = [tuple(p) + (None,) * (3 - len(p)) for p in parts]
+    if not parts:
+        raise ValueError("parts must hold at least one (eps, delta) pair")
+    eps = max(p[0] for p in parts)
+    delta = max(p[1] for p in parts)
+    curves = [p[2] for p in parts if p[2] is not None]
+    if curves and len(curves) != len(parts):
+        raise ValueError("give every part a Rényi curve, or none")
+    rdp = None
+    if curves:
+        def rdp(orders):
+            import numpy as np
+
+            return np.max([np.asarray(c(orders), dtype=float) for c in curves], axis=0)
+    return accountant.spend(eps, delta, note=note, rdp=rdp)
+
+
+def _composed(entries, delta: float, at_least_own: bool) -> tuple[float, float]:
+    """``(ε, δ)`` of the entries composed (module docstring), at ``delta``. With
+    ``at_least_own`` (the default report) a ledger without curves reports its basic sums, and
+    one whose curves cannot reach ``delta`` its basic sums too."""
+    basic_eps, basic_delta = (_total(e.eps for e in entries), _total(e.delta for e in entries))
+    curves = [e for e in entries if e.rdp is not None]
+    if not curves:
+        if at_least_own:
+            return basic_eps, basic_delta
+        return (basic_eps if basic_delta <= delta * (1.0 + _SLACK) else math.inf), delta
+    best = basic_eps if basic_delta <= delta * (1.0 + _SLACK) else math.inf
+    if delta > 0:
+        import numpy as np
+
+        pure = [e for e in entries if e.rdp is None and e.delta == 0]
+        approx = [e for e in entries if e.rdp is None and e.delta > 0]
+        rest = math.fsum([delta] + [-e.delta for e in approx])
+        curve = np.sum([e.rdp for e in curves], axis=0)
+        if rest > 0:
+            best = min(best, _total(e.eps for e in pure + approx) + _rdp_to_eps(curve, rest))
+            if pure:
+                from .mechanisms import rdp_pure
+
+                whole = curve + np.sum([rdp_pure(e.eps, RDP_ORDERS) for e in pure], axis=0)
+                best = min(best, _total(e.eps for e in approx) + _rdp_to_eps(whole, rest))
+    if at_least_own and best == math.inf:
+        return basic_eps, basic_delta
+    return best, delta
+
+
+def _rdp_to_eps(curve, delta: float) -> float:
+    """ε at ``delta`` of a composed Rényi curve (dp-accounting's conversion)."""
+    try:
+        from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+    except ImportError as exc:   # pragma: no cover - a core dependency
+        raise ImportError("composing Gaussian releases needs dp-accounting (pip install "
+                          "dp-accounting)") from exc
+    return float(compute_epsilon(RDP_ORDERS, list(curve), delta)[0])
 
 
 def _total(values) -> float:

@@ -46,10 +46,10 @@ import numpy as np
 from ._validation import check_bool, check_gradient_scale, check_real
 from .accountant import require_budget
 from .backends import as_rows
-from .calibration import METHODS, Calibration, calibrate, warn_costly
+from .calibration import GAUSSIAN_METHODS, METHODS, Calibration, calibrate, warn_costly
 from .inference import check_inference, release_information, split_budget
-from .losses import HuberLoss, Loss, get_loss
-from .mechanisms import check_random_state, sphere_gamma_noise
+from .losses import HuberLoss, LogisticLoss, Loss, get_loss
+from .mechanisms import check_random_state, gaussian_noise, sphere_gamma_noise
 from .results import Diagnostics, ERMResult
 from .solver import minimize
 
@@ -67,7 +67,8 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         weights=None, weights_bound: float | None = None, random_state=None,
         small_eps: str = "adjust", solver: str = "auto", gtol: float = 1e-10,
         maxiter: int | None = None, accountant=None,
-        allow_nonconverged: bool = False, inference=None) -> ERMResult:
+        allow_nonconverged: bool = False, inference=None, delta: float = 0.0,
+        amp_gamma: float | None = None) -> ERMResult:
     """Fit ε-differentially private regularised ERM (logistic regression or Huber SVM).
 
     The privacy calibration is :func:`privatelr.calibration.calibrate`, whose docstring derives
@@ -85,8 +86,10 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         Regulariser λ > 0 of :math:`\\frac{\\lambda}{2}\\|w\\|^2`.
     eps : float
         Privacy level ε >= 0; 0 (or inf) fits the non-private minimiser.
-    method : {"objective", "output"}
-        Objective perturbation (default) or output perturbation.
+    method : {"objective", "output", "gaussian", "amp"}
+        Objective perturbation (default; ε-DP), output perturbation (ε-DP), Gaussian objective
+        perturbation or approximate minima perturbation ((ε, δ)-DP; derivations in
+        :mod:`privatelr.calibration`).
     loss : {"logistic", "huber"} or Loss
     h : float
         Huber constant in (0, 0.5] (``loss="huber"`` only).
@@ -119,6 +122,12 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
         both guarantees are proved for the exact minimiser only (module docstring).
         ``True`` returns it with ``status`` ending in ``"nonconvergence"``; the guarantee is
         then **void**. The accountant has been charged either way (the data were read).
+    delta : float
+        δ of the Gaussian methods, in (0, 1) (choose it well below ``1/n``); 0 otherwise.
+    amp_gamma : float, optional
+        ``method="amp"``: the public bound γ on the gradient norm of the perturbed objective
+        at the released iterate (default ``1e-8 * weights_bound * data_norm``); the solver may
+        stop anywhere below it (``gtol``, ``maxiter``), the fit is refused above it.
     inference : bool or float, optional
         Also release what standard errors and intervals need (:mod:`privatelr.inference`):
         ``True`` spends :data:`privatelr.inference.DEFAULT_SHARE` of ``eps`` on the
@@ -143,13 +152,17 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
     options = check_options(lambda_=lambda_, eps=eps, method=method, loss=loss, h=h,
                             data_norm=data_norm, clip=clip, small_eps=small_eps, solver=solver,
                             gtol=gtol, maxiter=maxiter,
-                            allow_nonconverged=allow_nonconverged)
+                            allow_nonconverged=allow_nonconverged, delta=delta,
+                            amp_gamma=amp_gamma)
     share = check_inference(inference, options["eps"])
+    if share is not None and options["method"] in GAUSSIAN_METHODS:
+        raise ValueError("inference= is available with the eps-DP methods ('objective', "
+                         "'output'); drop it or choose one of them")
     if share is not None and options["loss"].name != "logistic":
         raise ValueError("inference= is for the logistic loss (glm's model); drop it or use "
                          "loss='logistic'")
     if accountant is not None:  # before the data are read: a refused fit computes nothing
-        require_budget(accountant, options["eps"])
+        require_budget(accountant, options["eps"], options["delta"])
     rng = check_random_state(random_state)
     rows = as_rows(X, y, weights, weights_bound)
     options["eps"], info_eps = split_budget(options["eps"], share)
@@ -158,7 +171,7 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
 
 def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, data_norm=1.0,
                   clip=False, small_eps="adjust", solver="auto", gtol=1e-10, maxiter=None,
-                  allow_nonconverged=False) -> dict:
+                  allow_nonconverged=False, delta=0.0, amp_gamma=None) -> dict:
     """The fit's arguments, checked (``ValueError``/``TypeError`` naming the argument).
     ``lambda_=0`` is allowed only in a non-private fit (``eps`` 0 or inf): maximum likelihood."""
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
@@ -167,7 +180,20 @@ def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, d
     for name, flag in (("clip", clip), ("allow_nonconverged", allow_nonconverged)):
         check_bool(name, flag)
     if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be 'objective' or 'output', got {method!r}")
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
+                         f"{method!r}")
+    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if method in GAUSSIAN_METHODS and cal_private(eps) and not delta > 0:
+        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
+                         "delta=1e-6, well below 1/n); pass delta=, or method='objective' for "
+                         "pure eps-differential privacy")
+    if method not in GAUSSIAN_METHODS and delta:
+        raise ValueError(f"delta={delta:g} is for method='gaussian' or 'amp'; method={method!r} "
+                         "is eps-differentially private: drop delta")
+    if amp_gamma is not None:
+        if method != "amp":
+            raise ValueError("amp_gamma is for method='amp'; drop it")
+        amp_gamma = check_real("amp_gamma", amp_gamma, low=0.0, low_open=True)
     if not isinstance(small_eps, str) or small_eps not in ("adjust", "error"):
         raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
     if not isinstance(solver, str) or solver not in ("auto", "newton", "lbfgs"):
@@ -182,9 +208,13 @@ def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, d
         raise ValueError(f"loss {loss_obj.name!r} declares Lipschitz constant "
                          f"{loss_obj.lipschitz} > 1; the calibration needs |l'| <= 1")
     _check_curvature(loss_obj)
+    if method in GAUSSIAN_METHODS and not isinstance(loss_obj, (LogisticLoss, HuberLoss)):
+        raise ValueError(f"method={method!r} is analysed for non-increasing margin losses "
+                         "(logistic, Huber); use one of them or method='objective'")
     return dict(lambda_=lambda_, eps=eps, method=method, loss=loss_obj, data_norm=data_norm,
                 clip=bool(clip), small_eps=small_eps, solver=solver, gtol=gtol,
-                maxiter=maxiter, allow_nonconverged=bool(allow_nonconverged))
+                maxiter=maxiter, allow_nonconverged=bool(allow_nonconverged), delta=delta,
+                amp_gamma=amp_gamma)
 
 
 def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_norm: float,
@@ -192,7 +222,8 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
              solver: str = "auto", gtol: float = 1e-10, maxiter: int | None = None,
              accountant=None, allow_nonconverged: bool = False, norm_check: bool = True,
              what: str = "X", outside_hint: str = "", scan=None,
-             inference_eps: float | None = None) -> ERMResult:
+             inference_eps: float | None = None, delta: float = 0.0,
+             amp_gamma: float | None = None) -> ERMResult:
     """The pipeline after the arguments are checked: scan → calibrate → fail closed or clip →
     spend → release. ``rows`` is a :class:`~privatelr.rows.RowSource` (any backend).
 
@@ -212,7 +243,8 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     check_gradient_scale(scan.max_weight, data_norm if clipping else scan.max_norm)
     cal = calibrate(scan.n, scan.d, eps=eps, lambda_=lambda_, method=method,
                     curvature=loss.curvature, data_norm=data_norm,
-                    weights_bound=rows.weights_bound, small_eps=small_eps)
+                    weights_bound=rows.weights_bound, small_eps=small_eps,
+                    delta=delta if cal_private(eps) else 0.0, amp_gamma=amp_gamma)
     warn_costly(cal, stacklevel=4)
     n_clipped = 0
     if cal.method != "nonprivate" and norm_check and scan.n_over:
@@ -224,7 +256,8 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     if cal.lambda_ == 0:
         check_full_rank(rows)
     if accountant is not None:
-        accountant.spend(eps, note=f"{cal.method} perturbation, {loss.name} loss")
+        accountant.spend(eps, cal.delta, note=f"{cal.method} perturbation, {loss.name} loss",
+                         rdp=cal.rdp if cal.method in GAUSSIAN_METHODS else None)
         if inference_eps:
             accountant.spend(inference_eps, note="information matrix for inference")
     res = release(lambda noise: rows.objective(loss, cal.lambda_, noise), cal, rng,
@@ -357,11 +390,27 @@ def release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_
     """
     d = cal.d
     private = cal.method != "nonprivate"
-    noise = sphere_gamma_noise(d, cal.noise_scale, rng) if cal.method == "objective" else None
-    report = minimize(make_objective(noise), np.zeros(d), method=solver, gtol=gtol,
-                      maxiter=maxiter)
+    noise = None
+    if cal.method == "objective":
+        noise = sphere_gamma_noise(d, cal.noise_scale, rng)
+    elif cal.method in GAUSSIAN_METHODS:
+        noise = gaussian_noise(d, cal.noise_scale, rng)
+    objective = make_objective(noise)
+    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
     del noise
     converged = report.convergence == 0
+    if cal.method == "amp":
+        # the certificate: the gradient norm of the perturbed objective at the iterate, on the data
+        gnorm = float(np.linalg.norm(objective.evaluate(report.x, False)[1]))
+        if not gnorm <= cal.amp_gamma:
+            if not allow_nonconverged:
+                raise ValueError(
+                    f"approximate minima perturbation: the gradient norm at the solver's iterate "
+                    f"exceeds amp_gamma={cal.amp_gamma:g}, so the guarantee would not hold and "
+                    "nothing is released; raise maxiter or lower gtol, or raise amp_gamma")
+            converged = False
+        else:
+            converged = True     # the certificate is what AMP's guarantee needs
     if private and not converged and not allow_nonconverged:
         raise ValueError(
             f"the solver did not converge ({cal.method} perturbation, convergence code "
@@ -372,6 +421,8 @@ def release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_
     coef = report.x
     if cal.method == "output":
         coef = coef + sphere_gamma_noise(d, cal.noise_scale, rng)
+    elif cal.method == "amp":
+        coef = coef + gaussian_noise(d, cal.output_scale, rng)
     status = cal.status if converged else cal.status + " nonconvergence"
     diagnostics = Diagnostics(value=float("nan") if private else float(report.value),
                               counts=dict(report.counts), message=str(report.message),

@@ -205,7 +205,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     ValueError: sample_weight given without sample_weight_bound: a private fit calibrates its noise for a public upper bound on every weight; pass sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))
     >>> clf.set_params(sample_weight_bound=1.0).fit(X, y, sample_weight=np.full(400, 0.5)).coef_.shape
     (1, 2)
-    >>> acc.spent
+    >>> acc.spent()
     (0.5, 0.0)
     """
 

@@ -44,7 +44,7 @@ def test_dask_sample_weight_equals_in_memory(eps, bound):
     dsk = est.set_params(accountant=acc).fit(_dask(X), _dask(y), sample_weight=_dask(w))
     np.testing.assert_allclose(dsk.coef_, mem, rtol=1e-9)
     if eps:
-        assert dsk.result_.calibration.weights_bound == 2.0 and acc.spent == (1.0, 0.0)
+        assert dsk.result_.calibration.weights_bound == 2.0 and acc.spent() == (1.0, 0.0)
 
 
 def test_dask_sample_weight_fails_closed():
@@ -55,7 +55,7 @@ def test_dask_sample_weight_fails_closed():
     with pytest.raises(ValueError, match="outside|must lie in"):        # a weight above 1.5
         DPLogisticRegression(sample_weight_bound=1.5, accountant=acc).fit(
             _dask(X), _dask(y), sample_weight=_dask(w))
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
     with pytest.raises(ValueError, match="data_norm=0.5.*clip=True"):   # fail closed on Dask too
         DPLogisticRegression(data_norm=0.5, accountant=acc).fit(_dask(X), _dask(y))
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)

@@ -161,7 +161,7 @@ def test_accountant_is_charged(client):
     X, y = _data()
     acc = PrivacyAccountant(1.0)
     erm.fit(_dask(X), _dask(y), lambda_=0.01, eps=0.75, accountant=acc, random_state=0)
-    assert acc.spent[0] == pytest.approx(0.75)
+    assert acc.spent()[0] == pytest.approx(0.75)
     assert acc.ledger[-1].note == "objective perturbation, logistic loss"  # one pipeline
     with pytest.raises(BudgetExceededError, match="budget"):
         erm.fit(_dask(X), _dask(y), lambda_=0.01, eps=0.5, accountant=acc, random_state=0)

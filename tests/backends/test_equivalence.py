@@ -213,7 +213,7 @@ EPS0_LEARNS = {"dplr undeclared strings": "; or fit with eps=0 (not private)"}
 def _charged(fit):
     acc = PrivacyAccountant(5.0)
     out = fit(acc)
-    return out, acc.spent
+    return out, acc.spent()
 
 
 def _fitted(model, be, **kw):

@@ -16,7 +16,7 @@ def test_accountant_adds_eps_and_delta_and_keeps_a_ledger():
     first = acc.spend(0.5, note="model A")
     acc.spend(1.0, 4e-6, note="model B")
     assert first == Spend(eps=0.5, delta=0.0, note="model A")
-    assert acc.spent == (1.5, 4e-6)
+    assert acc.spent() == (1.5, 4e-6)
     assert acc.remaining == (0.5, pytest.approx(6e-6))
     assert [e.note for e in acc.ledger] == ["model A", "model B"]
     assert (acc.epsilon, acc.delta) == (2.0, 1e-5)
@@ -32,7 +32,7 @@ def test_accountant_refuses_before_spending():
         acc.spend(0.5, note="too much")
     with pytest.raises(BudgetExceededError, match="delta spent 0 \\+ 2e-06 > budget 1e-06"):
         acc.spend(0.1, 2e-6)
-    assert acc.spent == (0.75, 0.0) and len(acc.ledger) == 1
+    assert acc.spent() == (0.75, 0.0) and len(acc.ledger) == 1
     assert acc.can_spend(0.25) and not acc.can_spend(0.26)
     acc.check(0.25, 1e-6)  # exactly the rest fits
     acc.spend(0.25, 1e-6)
@@ -107,7 +107,7 @@ def test_accountant_is_thread_safe():
     for t in threads:
         t.join()
     assert len(acc.ledger) == 500 and len(refused) == 300
-    assert acc.spent[0] == pytest.approx(5.0)
+    assert acc.spent()[0] == pytest.approx(5.0)
 
 
 def test_require_budget_checks_type_and_nonprivate_requests():
@@ -142,7 +142,7 @@ def test_erm_fit_spends_eps_and_matches_the_fit_without_accountant():
     b = erm.fit(X, Y, lambda_=0.1, eps=0.4, random_state=1)
     np.testing.assert_array_equal(a.coef, b.coef)
     erm.fit(X, Y, lambda_=0.1, eps=0.6, method="output", random_state=2, accountant=acc)
-    assert acc.spent == (1.0, 0.0)
+    assert acc.spent() == (1.0, 0.0)
     assert [e.note for e in acc.ledger] == ["objective perturbation, logistic loss",
                                             "output perturbation, logistic loss"]
     with pytest.raises(BudgetExceededError):

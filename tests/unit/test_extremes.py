@@ -380,7 +380,7 @@ def test_accountant_at_every_scale(budget):
     with pytest.raises(BudgetExceededError):
         acc.spend(budget)  # before: OverflowError from fsum for budget 1e308
     assert acc.remaining[0] == pytest.approx(0.0, abs=budget * 1e-12)
-    assert acc.spent[0] == pytest.approx(budget, rel=1e-12, abs=1e-323)
+    assert acc.spent()[0] == pytest.approx(budget, rel=1e-12, abs=1e-323)
 
 
 def test_accountant_at_the_largest_double():

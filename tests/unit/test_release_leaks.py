@@ -104,7 +104,7 @@ def test_unconverged_private_fit_needs_the_opt_in(method):
     with pytest.raises(ValueError, match="maxiter.*allow_nonconverged=True"):
         erm.fit(X, y, lambda_=0.05, eps=1.0, method=method, maxiter=1, random_state=0,
                 accountant=acc)
-    assert acc.spent == (1.0, 0.0)  # the data were read: the charge stays
+    assert acc.spent() == (1.0, 0.0)  # the data were read: the charge stays
     res = erm.fit(X, y, lambda_=0.05, eps=1.0, method=method, maxiter=1, random_state=0,
                   allow_nonconverged=True)
     assert res.status.endswith("nonconvergence") and res.convergence != 0
@@ -244,7 +244,7 @@ def _spy_fit(monkeypatch, acc, fail_at=None):
     seen, original = [], tuning.CMSModel.fit
 
     def spy(self, *args, **kwargs):
-        seen.append(acc.spent[0])
+        seen.append(acc.spent()[0])
         if len(seen) == fail_at:
             raise RuntimeError("injected failure")
         return original(self, *args, **kwargs)
@@ -262,7 +262,7 @@ def test_tuning_spends_exactly_the_budget_before_fitting(monkeypatch):
     best = tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0,
                                      accountant=acc)
     assert seen == [1.0, 1.0, 1.0]  # charged before the first candidate was fitted
-    assert acc.spent == (1.0, 0.0) and acc.remaining == (0.0, 0.0)
+    assert acc.spent() == (1.0, 0.0) and acc.remaining == (0.0, 0.0)
     assert best is models[best.tuning_.chosen] and best.coeff is not None
     others = [m for m in models if m is not best]
     assert all(m.coeff is None and m.result_ is None for m in others)
@@ -281,7 +281,7 @@ def test_tuning_failure_midway_leaves_the_models_unfitted(monkeypatch, make):
     with pytest.raises(RuntimeError, match="injected"):
         tune_classification_model(models, X, y, [1, 1], [-1, -1], random_state=0,
                                   accountant=acc)
-    assert acc.spent == (0.5, 0.0)  # the budget stays spent: the data were touched
+    assert acc.spent() == (0.5, 0.0)  # the budget stays spent: the data were touched
     for m, pickled in zip(models, before):
         assert m.coeff is None and m.result_ is None and not hasattr(m, "tuning_")
         assert getattr(m, "omega", None) is None
@@ -302,7 +302,7 @@ def test_tuning_refuses_bad_arguments_before_charging():
             tune_classification_model(models, args.pop("X"), args.pop("y"),
                                       args.pop("upper_bounds"), args.pop("lower_bounds"),
                                       accountant=acc, **args)
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
     assert all(m.coeff is None for m in models)
 
 
@@ -323,7 +323,7 @@ def test_dplr_tune_charges_before_fitting_and_keeps_the_charge_on_failure(monkey
         seen = []
 
         def spy(*args, **kwargs):
-            seen.append(acc.spent[0])
+            seen.append(acc.spent()[0])
             if len(seen) == fail_at:
                 raise RuntimeError("injected failure")
             return original(*args, **kwargs)
@@ -338,4 +338,4 @@ def test_dplr_tune_charges_before_fitting_and_keeps_the_charge_on_failure(monkey
             with pytest.raises(RuntimeError, match="injected"):
                 dplr_tune(formula, iris, lambdas=(0.01, 0.1, 1.0), eps=1.0, clip=True,
                           random_state=0, accountant=acc)
-            assert seen == [1.0, 1.0] and acc.spent == (1.0, 0.0)
+            assert seen == [1.0, 1.0] and acc.spent() == (1.0, 0.0)

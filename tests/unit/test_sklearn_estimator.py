@@ -136,9 +136,9 @@ def test_default_fails_closed_with_dplrs_message_and_clip_counts():
     assert str(info.value).startswith(erm.OUTSIDE_BOUND.split("{")[0] + "X")
     for fix in ("clip=True", "data_norm", "privatelr.public_bounds"):
         assert fix in str(info.value)
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
     clf = DPLogisticRegression(clip=True, accountant=acc, random_state=0).fit(X, y)
-    assert clf.n_clipped_ == over and acc.spent == (1.0, 0.0)
+    assert clf.n_clipped_ == over and acc.spent() == (1.0, 0.0)
     # a larger public bound needs no clipping
     big = DPLogisticRegression(data_norm=float(np.sqrt(3)), random_state=0).fit(X, y)
     assert big.n_clipped_ == 0
@@ -279,7 +279,7 @@ def test_private_sample_weight_needs_its_public_bound_before_any_data_or_charge(
     acc = PrivacyAccountant(1.0)
     with pytest.raises(ValueError, match="sample_weight_bound=<bound>"):
         DPLogisticRegression(accountant=acc).fit(X, y, sample_weight=np.ones(len(y)))
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -296,7 +296,7 @@ def test_weights_outside_the_bound_fail_closed(bad, match):
     est = DPLogisticRegression(sample_weight_bound=2.0, accountant=acc, random_state=0)
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, sample_weight=bad(len(y)))
-    assert acc.spent == (0.0, 0.0) and not hasattr(est, "coef_")
+    assert acc.spent() == (0.0, 0.0) and not hasattr(est, "coef_")
 
 
 def test_weighted_fit_is_the_engines_weighted_fit_calibrated_with_the_bound():
@@ -363,7 +363,7 @@ def test_each_fit_charges_eps_and_a_refused_fit_reads_nothing():
     est = DPLogisticRegression(eps=0.4, accountant=acc, random_state=0)
     est.fit(X, y)
     est.fit(X, y)
-    assert acc.spent[0] == pytest.approx(0.8) and len(acc.ledger) == 2
+    assert acc.spent()[0] == pytest.approx(0.8) and len(acc.ledger) == 2
     from privatelr.exceptions import BudgetExceededError
 
     with pytest.raises(BudgetExceededError):
@@ -409,10 +409,10 @@ def test_grid_search_and_cross_validation_charge_the_one_ledger_and_warn():
                                             r"tune_classification_model.*dplr_tune"):
         GridSearchCV(est, {"alpha": [0.1, 1.0]}, cv=3).fit(X, y)
     # 2 candidates x 3 folds + the refit, each eps = 0.5, on the caller's ledger
-    assert len(acc.ledger) == 7 and acc.spent[0] == pytest.approx(3.5)
+    assert len(acc.ledger) == 7 and acc.spent()[0] == pytest.approx(3.5)
     with pytest.warns(PrivacyWarning, match="cross_val_score"):
         cross_val_score(est, X, y, cv=2)
-    assert len(acc.ledger) == 9 and acc.spent[0] == pytest.approx(4.5)
+    assert len(acc.ledger) == 9 and acc.spent()[0] == pytest.approx(4.5)
     # a search that would run past the budget: the refused fits charge nothing
     from sklearn.exceptions import FitFailedWarning
 
@@ -420,7 +420,7 @@ def test_grid_search_and_cross_validation_charge_the_one_ledger_and_warn():
     with pytest.warns(PrivacyWarning), pytest.warns(FitFailedWarning, match="exceed the privacy"):
         scores = cross_val_score(est.set_params(accountant=small), X, y, cv=3,
                                  error_score=np.nan)
-    assert np.isnan(scores[2]) and small.spent[0] == pytest.approx(1.0)
+    assert np.isnan(scores[2]) and small.spent()[0] == pytest.approx(1.0)
 
 
 def test_no_model_selection_warning_outside_a_search_or_without_privacy():

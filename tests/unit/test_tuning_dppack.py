@@ -208,7 +208,7 @@ def test_estimator_candidates_are_fitted_as_themselves_on_their_groups():
     models = _estimators(classes=["no", "yes"], accountant=acc, random_state=123)
     tuned = tune_classification_model(models, X, y, random_state=5)
     # one spend of eps on the candidates' (common) ledger, none per candidate fit
-    assert len(acc.ledger) == 1 and acc.spent == (1.0, 0.0)
+    assert len(acc.ledger) == 1 and acc.spent() == (1.0, 0.0)
     # the same draws by hand: candidate j is a clone fitted on group j from the one Generator,
     # then the exponential mechanism on minus the validation errors, sensitivity 1
     train, valid = dppack_split(len(y), 3)
@@ -255,7 +255,7 @@ def test_estimator_candidates_fail_before_the_charge():
     with pytest.raises(TypeError, match="mixes"):
         tune_classification_model(_estimators()[:1] + [LogisticRegressionDP(eps=1.0, gamma=1)],
                                   X, y)
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
     # too little budget: refused before the data are read
     from privatelr.exceptions import BudgetExceededError
 

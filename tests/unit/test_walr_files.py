@@ -242,7 +242,7 @@ def test_duplicate_column_names_refused_before_the_release():
     with pytest.raises(ValueError, match="repeated column names"):
         noisy_dot_product(pd.DataFrame(X, columns=["a", "b", "a"]), y, eps=1.0, delta=1e-6,
                           accountant=acc)
-    assert acc.spent == (0.0, 0.0)
+    assert acc.spent() == (0.0, 0.0)
     with pytest.raises(ValueError, match="unique"):
         NoisyDotProduct([0.1, 0.2], n=100, eps=1.0, delta=1e-5, sigma=1.0, mechanism="analytic",
                         sensitivity=0.02, columns=("a", "a"))
