@@ -56,10 +56,12 @@ rank-one term, half the pure-ε path's :math:`2\log(1 + q)`), leaving
 When :math:`\varepsilon' \le 0` (or below 1e-4 with ``small_eps="error"``, which then refuses)
 λ is raised to :math:`\lambda^* = cAB^2/(n(e^{\varepsilon/2} - 1))`, for which
 :math:`\log(1 + q) = \varepsilon/2`, and :math:`\varepsilon' = \varepsilon/2` (status
-``"adjusted lambda"``). KST's own calibration, :math:`\sigma^2 = (8\log(2/\delta) +
-4\varepsilon)/\varepsilon^2` with λ large enough for a Jacobian cost of ε/2, is a sufficient
-condition that this one improves on: at ε = 1, δ = 1e-5 it is σ = 10.1 against about 7.6 here.
-The guarantee is (ε, δ)-DP for neighbours that replace one row; it needs a non-increasing margin
+``"adjusted lambda"``). For comparison, KST's calibration :math:`\sigma^2 = (8\log(2/\delta)
++ 4\varepsilon)/\varepsilon^2` (with λ large enough for a Jacobian cost of ε/2) gives σ = 10.1
+at ε = 1, δ = 1e-5; here, at the default λ (ε' ≈ 0.99), σ ≈ 7.6. Redberg et al. analyse
+add/remove neighbours, for which the gradient changes by a vector of norm at most 1; replacing
+a row changes it by up to 2, which is why the norm-2 term leads eq. (3). The guarantee is
+(ε, δ)-DP for neighbours that replace one row (``n`` public); it needs a non-increasing margin
 loss with :math:`|\ell'| \le 1` (logistic, Huber).
 
 **Approximate minima perturbation** (``method="amp"``; Iyengar, Near, Song, Thakkar, Thakurta &

@@ -407,7 +407,7 @@ def _walr(model) -> Inference:
 
 
 def _inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
-    """The second-order estimate of :math:`H^{-1}` from :math:`\hat H^{-1}`, :math:`\hat H =
+    r"""The second-order estimate of :math:`H^{-1}` from :math:`\hat H^{-1}`, :math:`\hat H =
     H + E`: the inverse of a noisy matrix is biased upwards,
     :math:`E[\hat H^{-1}] = A + A\,E[EAE]\,A + O(E^3)` with :math:`A = H^{-1}` and, for the
     spherical noise of the release (per-coordinate variance ``s2``),
