@@ -72,7 +72,7 @@ from ._validation import check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
-from .calibration import default_lambda, norm_bound
+from .calibration import GAUSSIAN_METHODS, METHODS, default_lambda, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -213,7 +213,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
          op: bool = True, data_norm: float | None = None, clip: bool = False,
          compat: str | None = None, random_state=None, levels: dict | None = None,
          bounds=None, accountant=None, weights=None,
-         weights_bound: float | None = None, inference: bool | float | None = None) -> DPLR:
+         weights_bound: float | None = None, inference: bool | float | None = None,
+         method: str | None = None, delta: float = 0.0) -> DPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -257,7 +258,15 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         factor are stored and reused by ``predict``. **Not private**: refused in a private fit
         unless ``compat="PrivateLR"``; use ``bounds=`` instead.
     op : bool
-        Objective perturbation (True, default) or output perturbation.
+        Objective perturbation (True, default) or output perturbation (R's switch).
+    method : {"objective", "output", "gaussian", "amp"}, optional
+        The mechanism, by name (overrides ``op``; ``op=False`` goes only with ``"output"``):
+        ``"gaussian"`` is objective perturbation with Gaussian noise and ``"amp"`` approximate
+        minima perturbation, both (ε, δ)-differentially private with ``delta`` and less noise
+        than the pure-ε methods at moderate and large dimension (derivations in
+        :mod:`privatelr.calibration`).
+    delta : float
+        δ of the Gaussian methods, in (0, 1) (choose it well below ``1/n``); 0 otherwise.
     data_norm : float, optional
         Public bound on the L2 norm of every covariate row (intercept excluded, after the public
         map). Default 1, or the value derived from ``bounds=``.
@@ -345,7 +354,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
 
     call = _call_text(object, data, target=target, lambda_=lambda_, eps=eps, verbose=verbose,
                       rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
-                      data_norm=data_norm, clip=clip, compat=compat, random_state=random_state)
+                      data_norm=data_norm, clip=clip, compat=compat, random_state=random_state,
+                      method=method, delta=delta)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     lambda_ = check_lambda(lambda_, eps)
     verbose = check_int("verbose", verbose, low=0)
@@ -354,6 +364,18 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         raise ValueError(f"threshold must be one of {_THRESHOLDS}, got {threshold!r}")
     for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
         check_bool(name, flag)
+    method = _method(method, op)
+    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if delta and method not in GAUSSIAN_METHODS:
+        raise ValueError(f"delta={delta:g} is for method='gaussian' or 'amp'; method={method!r} "
+                         "is eps-differentially private: drop delta")
+    if method in GAUSSIAN_METHODS and eps > 0 and not math.isinf(eps) and not delta > 0:
+        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
+                         "delta=1e-6, well below 1/n); pass delta=, or method='objective' for "
+                         "pure eps-differential privacy")
+    if compat is not None and method in GAUSSIAN_METHODS:
+        raise ValueError("compat='PrivateLR' reproduces R, which has no Gaussian methods; drop "
+                         "compat= or use method='objective'/'output'")
     if data_norm is not None:
         data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     compat = check_compat(compat, 1.0 if data_norm is None else data_norm)
@@ -371,7 +393,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
             raise ValueError("compat='PrivateLR' reproduces R, whose eps guarantee does not hold; "
                              "an accountant cannot be charged for it. Drop compat= (or the "
                              "accountant)")
-        require_budget(accountant, eps)
+        require_budget(accountant, eps, delta)
     if private and compat is None:
         if do_scale:
             raise ValueError("do_scale=True scales with the mean, standard deviations and "
@@ -416,7 +438,20 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                      data_norm=data_norm, clip=clip, compat=compat, rng=rng,
                      accountant=accountant, bounds=bounds, stacklevel=3, weights=wcol,
                      weights_bound=weights_bound if wcol is not None else None,
-                     inference=share)
+                     inference=share, method=method, delta=delta)
+
+
+def _method(method, op: bool) -> str:
+    """The mechanism from ``method=`` and R's ``op=`` (which it overrides, consistently)."""
+    if method is None:
+        return "objective" if op else "output"
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
+                         f"{method!r}")
+    if not op and method != "output":
+        raise ValueError(f"op=False (output perturbation) contradicts method={method!r}; pass "
+                         "one of them")
+    return method
 
 
 def check_lambda(lambda_, eps: float):
@@ -519,7 +554,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
               rp_dim: int, threshold: str, do_scale: bool, op: bool, data_norm: float | None,
               clip: bool, compat, rng, accountant=None, bounds=None,
               stacklevel: int = 2, weights: str | None = None,
-              weights_bound: float | None = None, inference: float | None = None) -> DPLR:
+              weights_bound: float | None = None, inference: float | None = None,
+              method: str | None = None, delta: float = 0.0) -> DPLR:
     """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
     the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
     :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
@@ -631,12 +667,13 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")
-    res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method="objective" if op else "output",
+    method = method or ("objective" if op else "output")
+    res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method=method, delta=delta,
                        loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
                        accountant=accountant, norm_check=compat is None, what="the design",
                        scan=scan.clipped_to(B) if n_clipped else scan,   # no second pass
                        inference_eps=info_eps)
-    if private and op:
+    if private and method != "output":
         _say(verbose, 1, f"dplr: privacy penalty due to regularizer: {r_print(res.penalty)}")
         if res.status.startswith("adjusted lambda"):
             _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_print(res.lambda_)}")
@@ -681,7 +718,7 @@ def r_print(x: float) -> str:
 def _call_text(object, data, **kwargs) -> str:
     defaults = dict(target=None, lambda_=None, eps=1.0, verbose=0, rp_dim=0, threshold="fixed",
                     do_scale=False, op=True, data_norm=None, clip=False, compat=None,
-                    random_state=None)
+                    random_state=None, method=None, delta=0.0)
     args = [_describe(object)]
     if data is not None:
         args.append(_describe(data))

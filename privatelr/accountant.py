@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._validation import check_real
 from .exceptions import BudgetExceededError
@@ -66,7 +66,7 @@ class Spend:
     eps: float
     delta: float
     note: str
-    rdp: tuple | None = None   # the release's Rényi curve at RDP_ORDERS, when it has one
+    rdp: tuple | None = field(default=None, repr=False)  # Rényi curve at RDP_ORDERS, if any
 
 
 class PrivacyAccountant:
@@ -316,7 +316,7 @@ def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") ->
     --------
     >>> acc = PrivacyAccountant(1.0)
     >>> spend_parallel(acc, [(0.5, 0.0), (0.8, 0.0)], note="one model per region")
-    Spend(eps=0.8, delta=0.0, note='one model per region', rdp=None)
+    Spend(eps=0.8, delta=0.0, note='one model per region')
     """
     parts = [tuple(p) + (None,) * (3 - len(p)) for p in parts]
     if not parts:

@@ -235,6 +235,9 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     after the coefficients and from the same ``rng``
     (:func:`privatelr.inference.release_information`).
     """
+    if inference_eps is not None and method in GAUSSIAN_METHODS:
+        raise ValueError("inference= is available with the eps-DP methods ('objective', "
+                         "'output'); drop it or choose one of them")
     if scan is None:                              # finiteness, labels, weights, norms: one pass
         scan = rows.scan(bound=data_norm, what=what)
     clipping = cal_private(eps) and norm_check and clip and scan.n_over
@@ -402,6 +405,13 @@ def release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_
     if cal.method == "amp":
         # the certificate: the gradient norm of the perturbed objective at the iterate, on the data
         gnorm = float(np.linalg.norm(objective.evaluate(report.x, False)[1]))
+        if converged and not gnorm <= cal.amp_gamma:
+            # the solver met its own test (e.g. L-BFGS's max-norm) but not the certificate's
+            # 2-norm: a few Newton steps from there reach it (quadratic convergence)
+            polish = minimize(objective, report.x, method="auto", warm_start=False,
+                              gtol=0.5 * cal.amp_gamma / gnorm, maxiter=20)
+            report = dataclasses.replace(polish, iterations=report.iterations + polish.iterations)
+            gnorm = float(np.linalg.norm(objective.evaluate(report.x, False)[1]))
         if not gnorm <= cal.amp_gamma:
             if not allow_nonconverged:
                 raise ValueError(

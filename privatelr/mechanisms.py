@@ -172,6 +172,82 @@ def exponential_mechanism(utility, eps: float, sensitivity: float, measure=None,
     return int(np.argmax(logits + rng.gumbel(size=u.size)))
 
 
+def laplace_count(count: float, eps: float, rng: np.random.Generator) -> float:
+    r"""A count of sensitivity 1 released with the Laplace mechanism:
+    :math:`c + \mathrm{Lap}(1/\varepsilon)` is ε-DP (Dwork, McSherry, Nissim & Smith, TCC 2006,
+    Proposition 1). ``eps`` inf returns the count itself (not private).
+
+    Examples
+    --------
+    >>> laplace_count(10, float("inf"), np.random.default_rng(0))
+    10.0
+    """
+    eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
+    if math.isinf(eps):
+        return float(count)
+    return float(count) + float(rng.laplace(scale=1.0 / eps))
+
+
+def random_stopping(run, m: int, stop_prob: float, rng: np.random.Generator):
+    r"""Private selection by random stopping (Liu & Talwar, *Private selection from private
+    candidates*, STOC 2019, Section 3).
+
+    Repeat: draw a candidate ``j`` uniformly from ``range(m)``, run ``run(j)`` — an ε-DP
+    mechanism that returns ``(score, output)``, the score computed privately inside it — and
+    keep the pair of highest score so far; after each run, stop with probability ``stop_prob``
+    (so the number of runs is geometric with mean ``1/stop_prob``). Return the best
+    ``(j, output)``.
+
+    **Privacy.** Liu & Talwar prove that when each run is ε-DP, releasing the best of a
+    geometrically distributed number of runs is 3ε-DP, whatever ``stop_prob`` (their random
+    stopping analysis; restated by Papernot & Steinke, *Hyperparameter tuning with Renyi
+    differential privacy*, ICLR 2022, Section 1). The uniform draw of ``j`` is part of the run
+    (a mechanism that picks its own hyperparameter at random is still ε-DP). Only the best run
+    is released: its ``j``, output and score; the number of runs is independent of the data
+    and may be reported. Nothing else of the other runs may leave this function — they are
+    dropped here. The runs are not truncated (truncation would add a δ).
+
+    Parameters
+    ----------
+    run : callable
+        ``run(j) -> (score, output)``, ε-DP in the data for every ``j``.
+    m : int
+        Number of candidates.
+    stop_prob : float
+        γ in (0, 1].
+    rng : numpy.random.Generator
+        Drives the draws of ``j`` and the stopping (the runs draw their noise from it too).
+
+    Returns
+    -------
+    (int, object, float, int)
+        The chosen index, its output, its score and the number of runs.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> j, out, score, runs = random_stopping(lambda j: (-abs(j - 2), j), 5, 0.2, rng)
+    >>> 0 <= j < 5 and out == j and runs >= 1
+    True
+    """
+    m = check_int("m", m, low=1)
+    stop_prob = check_real("stop_prob", stop_prob, low=0.0, high=1.0, low_open=True)
+    best = None
+    runs = 0
+    while True:
+        j = int(rng.integers(m))
+        score, output = run(j)
+        runs += 1
+        if best is None or score > best[0]:
+            best = (float(score), j, output)
+        if rng.random() < stop_prob:
+            break
+    return best[1], best[2], best[0], runs
+
+
+__all__ += ["laplace_count", "random_stopping"]
+
+
 def _as_real_vector(name: str, value) -> np.ndarray:
     """A 1-D float64 copy of ``value``; ``TypeError`` naming ``name`` for non-real input."""
     arr = np.asarray(value)

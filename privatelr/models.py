@@ -57,6 +57,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from functools import partial
@@ -71,7 +73,7 @@ from .mechanisms import check_random_state, gaussian_fourier_features
 __all__ = ["LogisticRegressionDP", "SVMDP", "CMSModel", "as_bounds", "as_01_labels",
            "column_bounds"]
 
-_METHODS = ("objective", "output")
+_METHODS = ("objective", "output", "gaussian", "amp")
 
 
 def as_bounds(name: str, bounds, d: int) -> np.ndarray:
@@ -157,7 +159,8 @@ class CMSModel:
     _loss = "logistic"
 
     def __init__(self, regularizer: str = "l2", eps: float | None = None,
-                 gamma: float | None = None, perturbation_method: str = "objective"):
+                 gamma: float | None = None, perturbation_method: str = "objective",
+                 delta: float = 0.0):
         if regularizer != "l2":
             raise ValueError(f"regularizer must be 'l2' (the only regulariser the engine "
                              f"supports), got {regularizer!r}")
@@ -171,9 +174,15 @@ class CMSModel:
         self.eps = check_real("eps", eps, low=0.0, low_open=True, allow_inf=True)
         self.gamma = check_real("gamma", gamma, low=0.0, low_open=True)
         if perturbation_method not in _METHODS:
-            raise ValueError(f"perturbation_method must be 'objective' or 'output', got "
+            raise ValueError(f"perturbation_method must be one of {_METHODS}, got "
                              f"{perturbation_method!r}")
         self.perturbation_method = perturbation_method
+        self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        if (perturbation_method in ("gaussian", "amp")) != (self.delta > 0) and \
+                math.isfinite(self.eps):
+            raise ValueError("delta in (0, 1) goes with perturbation_method 'gaussian' or 'amp' "
+                             f"(Gaussian noise) and only with them; got delta={self.delta:g} "
+                             f"with {perturbation_method!r}")
         self.coeff: np.ndarray | None = None
         self.result_: erm.ERMResult | None = None
         self.add_bias_: bool | None = None
@@ -234,7 +243,7 @@ class CMSModel:
         self
         """
         if accountant is not None:
-            require_budget(accountant, self.eps)
+            require_budget(accountant, self.eps, self.delta)
         rows = as_rows(X)        # in memory or on Dask; values are checked by the fit's scan
         p = rows.d
         upper, lower = column_bounds(upper_bounds, lower_bounds, p)
@@ -247,7 +256,8 @@ class CMSModel:
         rows = as_rows(rows.X, y01, w, A if w is not None else None).mapped(design, d)
         options = erm.check_options(lambda_=self.gamma / rows.n, eps=self.eps,
                                     method=self.perturbation_method, data_norm=1.0,
-                                    clip=True, **self._engine_kwargs())
+                                    clip=True, delta=self.delta if math.isfinite(self.eps) else 0.0,
+                                    **self._engine_kwargs())
         result = erm.fit_rows(rows, rng=rng, accountant=accountant, **options)
         # keep the release only: coefficients, public calibration, status (no solver report,
         # no objective value, no training predictions); assigned together once the fit worked
@@ -313,7 +323,8 @@ class CMSModel:
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(regularizer={self.regularizer!r}, eps={self.eps!r}, "
-                f"gamma={self.gamma!r}, perturbation_method={self.perturbation_method!r})")
+                f"gamma={self.gamma!r}, perturbation_method={self.perturbation_method!r}"
+                + (f", delta={self.delta!r})" if self.delta else ")"))
 
 
 class LogisticRegressionDP(CMSModel):
@@ -331,7 +342,11 @@ class LogisticRegressionDP(CMSModel):
         Privacy level ε > 0; ``inf`` fits without privacy.
     gamma : float
         Regularisation constant > 0 (DPpack's; the paper's λ times ``n``).
-    perturbation_method : {"objective", "output"}
+    perturbation_method : {"objective", "output", "gaussian", "amp"}
+        The mechanism (:func:`privatelr.erm.fit`'s ``method``); the last two are
+        (ε, δ)-differentially private with ``delta``.
+    delta : float
+        δ in (0, 1) for ``"gaussian"`` and ``"amp"``; 0 otherwise.
 
     Attributes
     ----------
@@ -405,7 +420,11 @@ class SVMDP(CMSModel):
         Privacy level ε > 0; ``inf`` fits without privacy.
     gamma : float
         Regularisation constant > 0 (the paper's λ times ``n``).
-    perturbation_method : {"objective", "output"}
+    perturbation_method : {"objective", "output", "gaussian", "amp"}
+        The mechanism (:func:`privatelr.erm.fit`'s ``method``); the last two are
+        (ε, δ)-differentially private with ``delta``.
+    delta : float
+        δ in (0, 1) for ``"gaussian"`` and ``"amp"``; 0 otherwise.
     kernel : {"linear", "Gaussian"}
     D : int, optional
         Number of random features; required for the Gaussian kernel.
@@ -441,8 +460,8 @@ class SVMDP(CMSModel):
     def __init__(self, regularizer: str = "l2", eps: float | None = None,
                  gamma: float | None = None, perturbation_method: str = "objective",
                  kernel: str = "linear", D: int | None = None,
-                 kernel_param: float | None = None, huber_h: float = 0.5):
-        super().__init__(regularizer, eps, gamma, perturbation_method)
+                 kernel_param: float | None = None, huber_h: float = 0.5, delta: float = 0.0):
+        super().__init__(regularizer, eps, gamma, perturbation_method, delta)
         if kernel not in ("linear", "Gaussian"):
             raise ValueError(f"kernel must be 'linear' or 'Gaussian', got {kernel!r}")
         self.kernel = kernel
@@ -508,6 +527,7 @@ class SVMDP(CMSModel):
 
     def __repr__(self) -> str:
         extra = "" if self.kernel == "linear" else f", kernel='Gaussian', D={self.D}"
+        extra += f", delta={self.delta!r}" if self.delta else ""
         return (f"SVMDP(regularizer={self.regularizer!r}, eps={self.eps!r}, gamma={self.gamma!r}, "
                 f"perturbation_method={self.perturbation_method!r}{extra})")
 

@@ -143,20 +143,21 @@ def _fields(d, what: str, required: set, optional: set = frozenset()) -> dict:
     return d
 
 
-_CAL = {f.name for f in dataclasses.fields(Calibration)}
+_CAL_NEW = {"delta", "amp_gamma", "output_scale"}        # optional: files of version 2 before them
+_CAL = {f.name for f in dataclasses.fields(Calibration)} - _CAL_NEW
 _BODY = {"class", "formula", "guarantee", "coefficients", "calibration", "threshold", "status",
          "convergence", "call", "compat", "data_norm", "n_dropped", "tuning", "design"}
 
 
 def _calibration(d: dict) -> Calibration:
     """The stored calibration, recomputed from its public inputs and compared field by field."""
-    d = _fields(d, "calibration", _CAL)
+    d = _fields(d, "calibration", _CAL, _CAL_NEW)
     n, dim = _int(d["n"], "calibration.n", 1), _int(d["d"], "calibration.d", 1)
     eps = _real(d["eps"], "calibration.eps", finite=False)
     if not eps >= 0:
         raise _Bad("calibration.eps must be >= 0")
     method = d["method"]
-    if method not in ("objective", "output", "nonprivate"):
+    if method not in ("objective", "output", "gaussian", "amp", "nonprivate"):
         raise _Bad(f"calibration.method {method!r} is unknown")
     if (method == "nonprivate") != (eps == 0 or math.isinf(eps)):
         raise _Bad("calibration.method does not match eps")
@@ -164,7 +165,10 @@ def _calibration(d: dict) -> Calibration:
         again = calibrate(n, dim, eps=eps,
                           lambda_=_real(d["lambda_requested"], "calibration.lambda_requested",
                                         positive=method != "nonprivate"),   # 0: glm's MLE
-                          method="output" if method == "output" else "objective",
+                          method="objective" if method == "nonprivate" else method,
+                          delta=_real(d.get("delta", 0.0), "calibration.delta"),
+                          amp_gamma=(_real(d["amp_gamma"], "calibration.amp_gamma",
+                                           positive=True) if method == "amp" else None),
                           curvature=_real(d["curvature"], "calibration.curvature", positive=True),
                           data_norm=_real(d["data_norm"], "calibration.data_norm", positive=True),
                           weights_bound=_real(d["weights_bound"], "calibration.weights_bound",
@@ -175,6 +179,8 @@ def _calibration(d: dict) -> Calibration:
     for key in ("eps", "eps_eff", "penalty", "lambda_", "lambda_requested", "noise_scale",
                 "data_norm", "weights_bound", "curvature"):
         stored[key] = _real(stored[key], f"calibration.{key}", finite=key != "eps")
+    for key in _CAL_NEW:
+        stored[key] = _real(stored.get(key, 0.0), f"calibration.{key}")
     if dataclasses.asdict(again) != stored:
         raise _Bad("calibration: the stored values are not what its inputs give")
     return again
@@ -200,7 +206,11 @@ def _diagnostics(d) -> Diagnostics:
 def _tuning(d) -> TuningRecord | None:
     if d is None:
         return None
-    d = _fields(d, "tuning", {"candidates", "chosen", "eps", "group_sizes"})
+    d = _fields(d, "tuning", {"candidates", "chosen", "eps", "group_sizes"},
+                {"selection", "runs"})
+    selection = d.get("selection", "split")
+    if selection not in ("split", "random_stopping"):
+        raise _Bad(f"tuning.selection {selection!r} is unknown")
     cands = d["candidates"]
     if not isinstance(cands, list) or not cands or len(cands) > 10_000:
         raise _Bad("tuning.candidates must be a non-empty list")
@@ -209,11 +219,13 @@ def _tuning(d) -> TuningRecord | None:
     if chosen >= len(cands):
         raise _Bad("tuning.chosen is not one of the candidates")
     sizes = d["group_sizes"]
-    if not isinstance(sizes, list) or len(sizes) != len(cands) + 1:
+    groups = len(cands) + 1 if selection == "split" else 1
+    if not isinstance(sizes, list) or len(sizes) != groups:
         raise _Bad("tuning.group_sizes must give every group's size")
     return TuningRecord(candidates=cands, chosen=chosen,
                         eps=_real(d["eps"], "tuning.eps", finite=False),
-                        group_sizes=tuple(_int(s, "tuning.group_sizes") for s in sizes))
+                        group_sizes=tuple(_int(s, "tuning.group_sizes") for s in sizes),
+                        selection=selection, runs=_int(d.get("runs", 0), "tuning.runs"))
 
 
 def _inference(body: dict, d: int):

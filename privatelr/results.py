@@ -214,7 +214,7 @@ class ERMResult(_Released, _Inference):
         Not private; dropped by :meth:`release` and from pickles.
 
     ``n``, ``d``, ``eps``, ``eps_eff``, ``penalty``, ``lambda_``, ``method``, ``data_norm``,
-    ``weights_bound`` and ``noise_scale`` read the calibration; ``value``, ``counts``,
+    ``weights_bound``, ``noise_scale`` and ``delta`` read the calibration; ``value``, ``counts``,
     ``message``, ``iterations``, ``passes``, ``grad_norm``, ``n_exceeding`` and ``n_clipped``
     read the diagnostics (NaN / 0 / "" without them).
     """
@@ -241,7 +241,7 @@ class ERMResult(_Released, _Inference):
 
 
 _CAL_FIELDS = ("n", "d", "eps", "eps_eff", "penalty", "lambda_", "method", "data_norm",
-               "weights_bound", "noise_scale")
+               "weights_bound", "noise_scale", "delta")
 _DIAG_FIELDS = {"value": math.nan, "counts": {}, "message": "", "iterations": 0, "passes": 0,
                 "grad_norm": math.nan, "n_exceeding": 0, "n_clipped": 0}
 
@@ -282,19 +282,30 @@ class TuningRecord:
     eps : float
         The ε of the whole procedure (the common ε of the candidates).
     group_sizes : tuple of int
-        Rows per training group, then the validation group (depends on ``n`` only).
+        Rows per training group, then the validation group (depends on ``n`` only); with
+        random stopping the one group of all ``n`` rows.
+    selection : str
+        ``"split"`` (disjoint groups and the exponential mechanism) or ``"random_stopping"``.
+    runs : int
+        Random stopping: the number of runs (geometric, independent of the data); 0 otherwise.
 
-    The validation error counts are deliberately **not** stored: they are not private.
+    The validation error counts (and, with random stopping, the noisy scores) are deliberately
+    **not** stored.
     """
 
     candidates: tuple
     chosen: int
     eps: float
     group_sizes: tuple
+    selection: str = "split"
+    runs: int = 0
 
     def to_dict(self) -> dict:
-        return {"candidates": list(self.candidates), "chosen": self.chosen, "eps": self.eps,
-                "group_sizes": list(self.group_sizes)}
+        out = {"candidates": list(self.candidates), "chosen": self.chosen, "eps": self.eps,
+               "group_sizes": list(self.group_sizes)}
+        if self.selection != "split":
+            out.update(selection=self.selection, runs=self.runs)
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,6 +391,7 @@ class DPLR(_Released, _Inference):
 
     par = coefficients
     eps = _cal_property("eps")
+    delta = _cal_property("delta")
     eps_eff = _cal_property("eps_eff")
     penalty = _cal_property("penalty")
     lambda_ = _cal_property("lambda_")

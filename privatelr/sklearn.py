@@ -94,7 +94,7 @@ from . import erm
 from ._validation import as_weights, check_bool, check_real, real_vector
 from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
-from .calibration import default_lambda, norm_bound
+from .calibration import METHODS, default_lambda, norm_bound
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
 
@@ -133,7 +133,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     lambda_ : float or None, default=None
         The same parameter under the package's name (an alias of ``alpha``). Giving both with
         different values raises ``ValueError`` at fit.
-    method : {"objective", "output"}, default="objective"
+    method : {"objective", "output", "gaussian", "amp"}, default="objective"
+        The mechanism (:func:`privatelr.erm.fit`); ``"gaussian"`` and ``"amp"`` are
+        (ε, δ)-differentially private with ``delta``.
+    delta : float, default=0.0
+        δ in (0, 1) of the Gaussian methods (well below ``1/n``); 0 otherwise.
     data_norm : float, default=1.0
         Public bound on the L2 norm of every feature row (intercept excluded).
     clip : bool, default=False
@@ -212,8 +216,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def __init__(self, eps: float = 1.0, *, alpha: float | None = None,
                  lambda_: float | None = None, method: str = "objective", data_norm: float = 1.0,
                  clip: bool = False, fit_intercept: bool = True, classes=None,
-                 sample_weight_bound: float | None = None, accountant=None, random_state=None):
+                 sample_weight_bound: float | None = None, accountant=None, random_state=None,
+                 delta: float = 0.0):
         self.eps = eps
+        self.delta = delta
         self.alpha = alpha
         self.lambda_ = lambda_
         self.method = method
@@ -317,8 +323,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Everything :meth:`fit` does before the engine: ``(private, rows, scan, options,
         classes_, n_clipped)``. ``announce`` warns inside a scikit-learn search."""
         # the settings first: a refused fit reads no data (and charges nothing)
-        if self.method not in ("objective", "output"):
-            raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         for name in ("clip", "fit_intercept"):
             check_bool(name, getattr(self, name))
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
@@ -334,8 +340,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "sample_weight given without sample_weight_bound: a private fit calibrates its "
                 "noise for a public upper bound on every weight; pass "
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
+        delta = erm.check_options(lambda_=1.0, eps=eps, method=self.method,
+                                  delta=self.delta)["delta"]
         if self.accountant is not None:
-            require_budget(self.accountant, eps)
+            require_budget(self.accountant, eps, delta)
         if private and announce:
             where = _model_selection_caller()
             if where is not None:
@@ -364,7 +372,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  weights_bound=1.0 if w is None else A)
         else:
             lam = requested
-        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm)
+        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm,
+                                    delta=delta)
         scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
         if not (scan.n_over and self.clip):
             scan.check_magnitude("X")

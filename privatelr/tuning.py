@@ -1,10 +1,23 @@
-r"""Private hyperparameter selection (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Section 6).
+r"""Private hyperparameter selection.
 
 Choosing the regulariser by looking at validation error on the training data leaks information
-that the guarantee of the fitted coefficients does not cover. The private alternative (JMLR11
-Algorithm 4, implemented by R's DPpack as ``tune_classification_model``) spends the *same* ε:
-train each of the ``m`` candidates on its own disjoint slice of the rows, count the errors of
-every candidate on one more disjoint slice, and choose with the exponential mechanism.
+that the guarantee of the fitted coefficients does not cover. Two private ways are offered
+(``selection=``):
+
+* ``"split"`` (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Section 6, Algorithm 4; R's DPpack
+  ``tune_classification_model``; the default, for parity) spends the *same* ε: train each of
+  the ``m`` candidates on its own disjoint slice of the rows, count the errors of every
+  candidate on one more disjoint slice, and choose with the exponential mechanism. Each
+  candidate sees ``n/(m+1)`` rows.
+* ``"random_stopping"`` (Liu & Talwar, STOC 2019; :func:`privatelr.mechanisms.random_stopping`)
+  fits every run on **all** ``n`` rows: a run draws a candidate uniformly, fits it with
+  ``(1 - score_share) ε/3`` and scores it by its training errors released with the Laplace
+  mechanism at ``score_share · ε/3`` (a count of sensitivity 1: replacing a row changes only
+  that row's error), so each run is ε/3-DP by sequential composition; after each run the
+  procedure stops with probability ``stop_prob`` and releases the best-scored run, which is
+  ε-DP (3 · ε/3, Liu & Talwar). At ``m = 10`` a candidate's noise is about ``3/(1 -
+  score_share) = 4`` times that of one full-data fit at ε, against ``m + 1 = 11`` times with
+  the split.
 """
 
 from __future__ import annotations
@@ -20,13 +33,54 @@ import pandas as pd
 
 from ._validation import check_bool, check_real
 from .accountant import require_budget
-from .mechanisms import check_random_state, exponential_mechanism
+from .mechanisms import check_random_state, exponential_mechanism, laplace_count, random_stopping
 from .results import TuningRecord
 from .backends import as_rows, compute, is_dask
 from .scoring import outputs
 from .models import CMSModel, as_01_labels, column_bounds
 
 __all__ = ["tune_classification_model", "dplr_tune", "TuningRecord", "dppack_split"]
+
+SELECTIONS = ("split", "random_stopping")
+#: Random stopping: the share of each run's ε spent on its noisy score.
+SCORE_SHARE = 0.25
+
+
+def _check_selection(selection, stop_prob, score_share, m: int) -> tuple[float, float]:
+    """``(stop_prob, score_share)`` checked; the default ``stop_prob`` is ``1/(2m)`` (about
+    ``2m`` runs, each candidate tried at least once with probability about ``1 - e^{-2}``)."""
+    if not isinstance(selection, str) or selection not in SELECTIONS:
+        raise ValueError(f"selection must be 'split' or 'random_stopping', got {selection!r}")
+    if selection == "split":
+        if stop_prob is not None:
+            raise ValueError("stop_prob is for selection='random_stopping'; drop it")
+        return 0.0, 0.0
+    stop = 1.0 / (2 * m) if stop_prob is None else check_real(
+        "stop_prob", stop_prob, low=0.0, high=1.0, low_open=True)
+    share = check_real("score_share", score_share, low=0.0, high=1.0, low_open=True,
+                       high_open=True)
+    return stop, share
+
+
+def _stopping_budget(eps: float, share: float) -> tuple[float, float]:
+    """Each run's ``(fit ε, score ε)``: ε/3 per run (Liu & Talwar's 3ε), split by ``share``;
+    a non-private ``eps`` (0 or inf) stays as it is for the fits, and the scores are exact."""
+    if eps == 0 or np.isinf(eps):
+        return eps, np.inf
+    return eps / 3.0 * (1.0 - share), eps / 3.0 * share
+
+
+def _select_by_stopping(fit_run, errors_of, m: int, eps: float, stop_prob: float,
+                        score_share: float, rng):
+    """Random stopping over ``fit_run(j, eps_fit)`` scored by ``-(errors_of(fit) + Lap)``;
+    returns ``(j, fit, runs)``. Only the chosen fit leaves this function."""
+    eps_fit, eps_score = _stopping_budget(eps, score_share)
+
+    def run(j):
+        fit = fit_run(j, eps_fit)
+        return -laplace_count(errors_of(fit), eps_score, rng), fit
+    j, fit, _, runs = random_stopping(run, m, stop_prob, rng)
+    return j, fit, runs
 
 
 def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
@@ -55,7 +109,8 @@ def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
 def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_bounds=None,
                               add_bias: bool = False, weights=None,
                               weights_upper_bound: float | None = None, random_state=None,
-                              accountant=None):
+                              accountant=None, selection: str = "split",
+                              stop_prob: float | None = None, score_share: float = SCORE_SHARE):
     r"""Choose among DPpack-style models privately; returns the chosen, fitted model.
 
     With ``m`` models the rows are split by position into ``m + 1`` groups
@@ -130,11 +185,22 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         Charged ``eps`` once for the whole procedure (parallel composition): checked before
         the data are read, spent before the first candidate is fitted (and not refunded if a
         fit then fails).
+    selection : {"split", "random_stopping"}
+        DPpack's disjoint groups (above), or Liu & Talwar's random stopping (module
+        docstring): every run fits a copy of a uniformly drawn candidate on **all** rows at
+        ``(1 - score_share) eps/3`` (its ``eps`` is set to that for the fit), scores it by
+        its training errors plus Laplace noise at ``score_share * eps/3``, and the best-scored
+        run of a geometric number of runs is released: ε-DP in total.
+    stop_prob : float, optional
+        Random stopping's stopping probability (default ``1/(2m)``).
+    score_share : float
+        Random stopping: the share of each run's ε spent on its score.
 
     Returns
     -------
     LogisticRegressionDP, SVMDP or DPLogisticRegression
-        The chosen object of ``models`` (the same object), fitted on its group only.
+        The chosen object of ``models`` (the same object), fitted on its group only (with
+        random stopping: on all rows, with ``eps`` the run's fitting ε).
 
     Raises
     ------
@@ -193,11 +259,14 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         raise ValueError(f"all models must share one eps (the tuned model is eps-DP for that "
                          f"eps), got {eps_all}")
     eps = eps_all[0]
+    stop_prob, score_share = _check_selection(selection, stop_prob, score_share, len(models))
     if n_estimators:
         return _tune_estimators(models, X, y, eps, upper_bounds=upper_bounds,
                                 lower_bounds=lower_bounds, add_bias=add_bias, weights=weights,
                                 weights_upper_bound=weights_upper_bound,
-                                random_state=random_state, accountant=accountant)
+                                random_state=random_state, accountant=accountant,
+                                selection=selection, stop_prob=stop_prob,
+                                score_share=score_share)
     if upper_bounds is None or lower_bounds is None:
         raise ValueError("upper_bounds and lower_bounds are required for LogisticRegressionDP / "
                          "SVMDP candidates: public bounds on every column of X")
@@ -224,8 +293,30 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     wa = weights if weights is None or is_dask(weights) else _weight_vector(weights, n)
     wa, _ = CMSModel._weights(wa, weights_upper_bound, n)
     m = len(models)
-    train, valid = dppack_split(n, m)
     rng = check_random_state(random_state)
+    if selection == "random_stopping":
+        if accountant is not None:
+            accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
+                             "(random stopping, Liu & Talwar: 3 x eps/3)")
+
+        def fit_run(j, eps_fit):
+            cand = copy.deepcopy(models[j])
+            cand.eps = eps_fit
+            return cand.fit(Xa, ya, upper, lower, add_bias=bool(add_bias), weights=wa,
+                            weights_upper_bound=weights_upper_bound, random_state=rng)
+
+        def errors_of(cand):
+            return compute(np.count_nonzero(cand.predict(Xa, add_bias=bool(add_bias)) != ya))[0]
+
+        chosen, fit, runs = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob,
+                                                score_share, rng)
+        best = models[chosen]
+        best.__dict__.update(fit.__dict__)
+        best.tuning_ = TuningRecord(candidates=tuple(mdl.gamma for mdl in models),
+                                    chosen=chosen, eps=eps, group_sizes=(n,),
+                                    selection=selection, runs=runs)
+        return best
+    train, valid = dppack_split(n, m)
 
     if accountant is not None:  # charged before any candidate touches the data; not refunded
         accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
@@ -271,7 +362,8 @@ def _take(data, idx: np.ndarray):
 
 
 def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias, weights,
-                     weights_upper_bound, random_state, accountant):
+                     weights_upper_bound, random_state, accountant, selection="split",
+                     stop_prob=0.0, score_share=SCORE_SHARE):
     """:func:`tune_classification_model` over ``DPLogisticRegression`` candidates: the same
     split, fits and exponential mechanism, each candidate fitted as itself (its ``data_norm``,
     ``clip``, ``classes``, ``alpha``, ``sample_weight_bound``)."""
@@ -315,8 +407,30 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     for mdl in models:
         _unfitted(mdl, accountant=None).check_fit(Xa, ya, sample_weight=wa)
     m = len(models)
-    train, valid = dppack_split(n, m)
     rng = check_random_state(random_state)
+    if selection == "random_stopping":
+        if ledger is not None:
+            ledger.spend(eps, note=f"tune_classification_model over {m} DPLogisticRegression "
+                         "candidates (random stopping, Liu & Talwar: 3 x eps/3)")
+
+        def fit_run(j, eps_fit):
+            cand = _unfitted(models[j], accountant=None, random_state=rng, eps=eps_fit)
+            return cand.fit(Xa, ya, sample_weight=wa)
+
+        chosen, fit, runs = _select_by_stopping(
+            fit_run, lambda cand: np.count_nonzero(cand.predict(Xa) != ya), m, eps, stop_prob,
+            score_share, rng)
+        record = TuningRecord(candidates=tuple(mdl.alpha if mdl.alpha is not None
+                                               else mdl.lambda_ for mdl in models),
+                              chosen=chosen, eps=eps, group_sizes=(n,), selection=selection,
+                              runs=runs)
+        best = models[chosen]
+        params = best.get_params(deep=False)
+        best.__dict__.update(fit.__dict__)
+        best.__dict__.update(params)
+        best.tuning_ = record
+        return best
+    train, valid = dppack_split(n, m)
 
     if ledger is not None:  # charged before any candidate touches the data; not refunded
         ledger.spend(eps, note=f"tune_classification_model over {m} DPLogisticRegression "
@@ -346,7 +460,8 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
 def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, op: bool = True,
               *, data_norm: float = 1.0, clip: bool = False, rp_dim: int = 0,
               compat: str | None = None, verbose: int = 0, random_state=None,
-              accountant=None, levels: dict | None = None):
+              accountant=None, levels: dict | None = None, selection: str = "split",
+              stop_prob: float | None = None, score_share: float = SCORE_SHARE):
     r"""Choose λ for :func:`privatelr.dplr` privately; returns the chosen ``DPLR`` fit.
 
     The same procedure as :func:`tune_classification_model` over ``dplr`` fits: the rows of
@@ -397,13 +512,24 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         before the first candidate is fitted. The charge stays spent if a fit then fails (the
         data were read); the candidates are fresh ``DPLR`` objects, so nothing of the caller's
         is left half-fitted.
+    selection : {"split", "random_stopping"}
+        The disjoint groups above (R's DPpack procedure), or random stopping (module
+        docstring): each run fits a uniformly drawn λ on **all** rows with ``(1 - score_share)
+        eps/3`` and scores it by its training errors plus Laplace noise at ``score_share *
+        eps/3``; the best-scored of a geometric number of runs is released, ε-DP in total
+        (Liu & Talwar, STOC 2019). The returned fit's own ``eps`` is its run's fitting ε.
+    stop_prob : float, optional
+        Random stopping's stopping probability (default ``1/(2m)``).
+    score_share : float
+        Random stopping: the share of each run's ε spent on its score.
 
     Returns
     -------
     DPLR
-        The chosen fit (trained on its group only), with ``lambda_`` the regulariser used and
-        ``tuning`` a :class:`TuningRecord` (candidates, chosen index, ε, group sizes). The
-        validation error counts are not stored: they are not private.
+        The chosen fit (trained on its group only, or on all rows with random stopping), with
+        ``lambda_`` the regulariser used and ``tuning`` a :class:`TuningRecord` (candidates,
+        chosen index, ε, group sizes, selection, runs). The validation error counts and the
+        noisy scores are not stored.
 
     Examples
     --------
@@ -424,6 +550,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
                     for i, lam in enumerate(lambdas))
     if not lambdas:
         raise ValueError("lambdas is empty: give at least one candidate regulariser")
+    stop_prob, score_share = _check_selection(selection, stop_prob, score_share, len(lambdas))
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     compat = check_compat(compat, data_norm)
@@ -445,9 +572,14 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         spec = make_spec(text, schema_of(frame), levels=levels, learn=False,
                          why="private tuning (eps > 0)", hint="" if private else " (on Dask "
                          "data levels are never learned from the rows, even at eps=0)")
-        groups, n = position_groups(frame, m + 1)
-        train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
-        sizes = tuple(len(g) for g in train + [valid])
+        if selection == "random_stopping":
+            groups = [frame] * (m + 1)
+            n = int(compute(frame.shape[0])[0])
+            sizes = (n,)
+        else:
+            groups, n = position_groups(frame, m + 1)
+            train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
+            sizes = tuple(len(g) for g in train + [valid])
 
         def over_validation(fn, *args):
             return partition_sum(groups[m], fn, *args)
@@ -458,14 +590,36 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         frame = as_frame(data).reset_index(drop=True)
         spec = make_spec(text, frame, levels=levels, learn=not private or compat is not None,
                          why="private tuning (eps > 0)")
-        train, valid = dppack_split(len(frame), m)
-        groups = [frame.iloc[g].reset_index(drop=True) for g in train + [valid]]
-        sizes = tuple(len(g) for g in groups)
+        if selection == "random_stopping":
+            groups, sizes = [frame] * (m + 1), (len(frame),)
+        else:
+            train, valid = dppack_split(len(frame), m)
+            groups = [frame.iloc[g].reset_index(drop=True) for g in train + [valid]]
+            sizes = tuple(len(g) for g in groups)
 
         def over_validation(fn, *args):
             return fn(groups[m], *args)
     rng = check_random_state(random_state)
     over_validation(_validation_errors, spec, ())   # the validation rows are valid: before any spend
+    if selection == "random_stopping":
+        if accountant is not None:
+            accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas (random "
+                             "stopping, Liu & Talwar: 3 x eps/3)")
+
+        def fit_run(j, eps_fit):
+            return fit_frame(spec, frame, call=f"dplr_tune run (lambda {lambdas[j]:g})",
+                             lambda_=lambdas[j], eps=eps_fit, verbose=verbose, rp_dim=rp_dim,
+                             threshold="fixed", do_scale=False, op=op, data_norm=data_norm,
+                             clip=clip, compat=compat, rng=rng, stacklevel=4)
+
+        def errors_of(fit):
+            return over_validation(_validation_errors, spec, ((fit.spec, fit.coef, fit.p_tr),))[0]
+
+        chosen, fit, runs = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob,
+                                                score_share, rng)
+        return dataclasses.replace(fit, tuning=TuningRecord(
+            candidates=lambdas, chosen=chosen, eps=eps, group_sizes=sizes,
+            selection=selection, runs=runs))
 
     if accountant is not None:  # charged before any candidate is fitted; not refunded
         accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "

@@ -335,7 +335,9 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
     if model.method == "nonprivate":
         notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
     else:
-        how = "objective perturbation" if model.method == "objective" else "output perturbation"
+        how = {"objective": "objective perturbation", "output": "output perturbation",
+               "gaussian": f"Gaussian objective perturbation, delta = {model.delta:.3g}",
+               "amp": f"approximate minima perturbation, delta = {model.delta:.3g}"}[model.method]
         if model.compat == "PrivateLR":
             bound = ("PrivateLR calibration, norm bound 1 (intercept ignored: the guarantee "
                      "does not hold as stated)")
@@ -354,7 +356,8 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
         if headline is None:
             released = ("the coefficients and the information matrix are" if info is not None
                         else "the coefficients are")
-            notes.append(f" Note: only {released} eps-differentially private; "
+            kind = "(eps, delta)" if model.delta else "eps"
+            notes.append(f" Note: only {released} {kind}-differentially private; "
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
     notes.append(f" Classification threshold (p.tr): {v['p_tr']}")
