@@ -74,6 +74,17 @@ After the tables, a "targets" section prints PASS/FAIL for
     every data set with d >= 50 covariates (``synth50``, ``synth200``) and every eps >= 0.3;
 (b) the gaussian objective has a lower mean test log-loss than diffprivlib in every cell.
 
+**Tuning** (``--tuning-reps``, default 200; 0 skips). Private choice of λ among ``m = 10``
+candidates ``logspace(-4, 0, 10)`` at ε = 1 on ``fair`` (covariates publicly scaled as above;
+``dplr_tune("y ~ .", train, ...)`` adds its own intercept, ``data_norm=1``), once with DPpack's
+split (``selection="split"``: each candidate fitted on a disjoint eleventh of the training rows,
+chosen by the exponential mechanism on the last eleventh) and once by random stopping
+(``selection="random_stopping"``: every run on all training rows, Liu & Talwar). Replication
+``r`` shuffles the rows with seed ``r``, splits 70/30, and runs both with ``random_state=r``;
+the chosen models are scored on the test rows. Printed: the share of replications in which
+random stopping has the lower test log-loss (target >= 80%), and both methods' mean test
+log-loss and accuracy.
+
 Run: ``python benchmarks/bench_utility.py --markdown`` (paste into benchmarks/RESULTS.md), or
 ``python benchmarks/bench_utility.py [--seeds 10] [--datasets cancer,fair,sphere10,synth50,synth200]
 [--no-diffprivlib]``. Two worker processes (``multiprocessing.Pool(2)``, one BLAS / privatelr
@@ -152,7 +163,8 @@ def design(x: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def real_data(name: str) -> tuple[np.ndarray, np.ndarray]:
+def real_data_covariates(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The publicly scaled covariates (norm <= 1, no intercept) and 0/1 labels."""
     if name == "cancer":
         from sklearn.datasets import load_breast_cancer
         Z, y = load_breast_cancer(return_X_y=True)
@@ -163,7 +175,14 @@ def real_data(name: str) -> tuple[np.ndarray, np.ndarray]:
         Z = df.drop(columns="affairs").to_numpy(dtype=float)
     else:
         raise ValueError(name)
-    return design(public_scale(np.asarray(Z, dtype=float))), np.asarray(y, dtype=int)
+    return public_scale(np.asarray(Z, dtype=float)), np.asarray(y, dtype=int)
+
+
+@lru_cache(maxsize=None)
+def real_data(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The design ``[1/sqrt(2), x/sqrt(2)]`` of the publicly scaled covariates, and labels."""
+    x, y = real_data_covariates(name)
+    return design(x), y
 
 
 def unit_ball(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -421,11 +440,55 @@ def targets(results: dict, skipped_dpl: bool, markdown: bool) -> None:
 # ---------------------------------------------------------------------------------- main
 
 
+TUNE_M, TUNE_EPS = 10, 1.0
+TUNE_LAMBDAS = tuple(float(v) for v in np.logspace(-4, 0, TUNE_M))
+
+
+def tune_one(rep):
+    """One tuning replication: both selections on the same shuffled train/test split."""
+    import pandas as pd
+
+    from privatelr import dplr_tune
+
+    Z, y = real_data_covariates("fair")
+    perm = np.random.default_rng(rep).permutation(len(y))
+    k = int(round(TRAIN_SHARE * len(y)))
+    cols = [f"x{j}" for j in range(Z.shape[1])]
+    train = pd.DataFrame(Z[perm[:k]], columns=cols).assign(y=y[perm[:k]])
+    Xte = np.c_[np.ones(len(y) - k), Z[perm[k:]]]
+    out = {}
+    for selection in ("split", "random_stopping"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            fit = dplr_tune("y ~ .", train, lambdas=TUNE_LAMBDAS, eps=TUNE_EPS,
+                            selection=selection, random_state=rep)
+        out[selection] = scores(np.asarray(fit.coef), Xte, y[perm[k:]])
+    return out
+
+
+def tuning_report(res: list, seconds: float, markdown: bool) -> None:
+    reps = len(res)
+    ll = {s: np.array([r[s][0] for r in res]) for s in ("split", "random_stopping")}
+    acc = {s: np.array([r[s][1] for r in res]) for s in ("split", "random_stopping")}
+    wins = float(np.mean(ll["random_stopping"] < ll["split"]))
+    h = "### " if markdown else "== "
+    print(f"\n{h}tuning: random stopping vs DPpack's split (fair, m = {TUNE_M}, eps = "
+          f"{TUNE_EPS:g}, {reps} replications, {seconds:.0f} s)\n")
+    rows = [[s, fmt_pm(ll[s].mean(), ll[s].std(ddof=1) / math.sqrt(reps), 4),
+             fmt_pm(acc[s].mean(), acc[s].std(ddof=1) / math.sqrt(reps), 3)]
+            for s in ("split", "random_stopping")]
+    print(table(["selection", "test log-loss", "test accuracy"], rows, markdown))
+    verdict = "PASS" if wins >= 0.8 else "FAIL"
+    print(f"\n  (c) random stopping has the lower test log-loss in {100 * wins:.1f}% of "
+          f"{reps} replications (target >= 80%): {verdict}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--no-diffprivlib", action="store_true")
+    ap.add_argument("--tuning-reps", type=int, default=200)
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help="comma list of " + ", ".join(DATASETS))
     args = ap.parse_args(argv)
@@ -449,6 +512,10 @@ def main(argv=None) -> None:
             if py is not None:
                 extras[name] = run_diffprivlib(py, Path(tmp), name, results[name])
             print(f"{name}: {time.time() - t:.1f} s", file=sys.stderr, flush=True)
+        if args.tuning_reps > 0:
+            tune_start = time.time()
+            tuning = pool.map(tune_one, range(args.tuning_reps))
+            tune_wall = time.time() - tune_start
     wall = time.time() - start
     load_end = os.getloadavg()
 
@@ -471,6 +538,8 @@ def main(argv=None) -> None:
     for name in names:
         report_dataset(name, results[name], extras.get(name), args.markdown, py is None)
     targets(results, py is None, args.markdown)
+    if args.tuning_reps > 0:
+        tuning_report(tuning, tune_wall, args.markdown)
 
 
 if __name__ == "__main__":

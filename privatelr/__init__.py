@@ -7,7 +7,7 @@ erm.fit                                    the Chaudhuri–Monteleoni–Sarwate 
 LogisticRegressionDP, SVMDP                DPpack-style models
 tune_classification_model, dplr_tune       private hyperparameter selection
 noisy_dot_product, walr_fit, walr          WALR label-private training
-PrivacyAccountant, audit                   budget accounting and empirical privacy audits
+PrivacyAccountant, spend_parallel, audit   budget accounting and empirical privacy audits
 load_model                                 saved models (``DPLR.to_json``)
 
 Data flow (one pipeline for every backend): declarations → schema (:mod:`privatelr.design`) →
@@ -33,6 +33,7 @@ _EXPORTS = {
     "mechanisms": (".mechanisms", None), "solver": (".solver", None),
     "plot": (".report.plots", None), "c_index": (".report", "c_index"),
     "PrivacyAccountant": (".accountant", "PrivacyAccountant"), "dplr": ("._dplr", "dplr"),
+    "spend_parallel": (".accountant", "spend_parallel"),
     "audit": (".auditing", "audit"), "PublicBounds": (".bounds", "PublicBounds"),
     "public_bounds": (".bounds", "public_bounds"),
     "default_lambda": (".calibration", "default_lambda"), "scaled": (".design", "scaled"),
@@ -89,7 +90,7 @@ __all__ = [
     # WALR
     "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
     # evidence and accounting
-    "PrivacyAccountant", "BudgetExceededError", "PrivacyWarning", "audit",
+    "PrivacyAccountant", "spend_parallel", "BudgetExceededError", "PrivacyWarning", "audit",
     # persistence, data, experiments, plots
     "load_model", "datasets", "experiments", "plot", "c_index",
     "__version__",

@@ -35,7 +35,11 @@ pure-ε spends.
 
 **Neighbour relation.** Every mechanism of privatelr is analysed for data sets of the same,
 public size ``n`` that differ in one row (replace-one), and so is each curve recorded here;
-composition and conversion do not change the relation.
+composition and conversion do not change the relation. The exception is WALR's noisy dot
+product, which is label-DP: its neighbours differ in one *label*. A label change is a special
+replacement, so every spend of a ledger holds for label neighbours and the ledger's total is a
+guarantee for them; against a changed feature row, a ledger that holds a label-DP spend proves
+nothing about that spend (its note says ``label-DP``).
 
 A non-private computation has no finite ε and can never fit a budget: ``spend(inf)`` raises
 ``ValueError``, and so does a non-private fit (``eps=0`` or ``eps=inf`` in
@@ -51,7 +55,8 @@ from dataclasses import dataclass, field
 from ._validation import check_real
 from .exceptions import BudgetExceededError
 
-__all__ = ["PrivacyAccountant", "Spend", "BudgetExceededError", "require_budget", "RDP_ORDERS"]
+__all__ = ["PrivacyAccountant", "Spend", "BudgetExceededError", "require_budget", "RDP_ORDERS",
+           "spend_parallel"]
 
 _SLACK = 1e-12
 #: The Rényi orders at which curves are recorded and composed.
@@ -338,10 +343,16 @@ def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") ->
 def _composed(entries, delta: float, at_least_own: bool) -> tuple[float, float]:
     """``(ε, δ)`` of the entries composed (module docstring), at ``delta``. With
     ``at_least_own`` (the default report) a ledger without curves reports its basic sums, and
-    one whose curves cannot reach ``delta`` its basic sums too."""
+    one whose curves cannot reach ``delta`` its basic sums too.
+
+    The compositions tried: every (ε_j, δ_j) added; the curves by Rényi DP and the rest added;
+    the same with the pure spends entering the Rényi sum by randomized response's curve; and
+    the curves but the newest by Rényi DP, the newest added (what a budget check made before a
+    spend's curve was known assumes for the spend before it). A spend whose check passed can
+    still, rarely and only at the edge of the budget, be refused by the composition: then
+    nothing is released (the fitting functions spend before they draw any noise)."""
     basic_eps, basic_delta = (_total(e.eps for e in entries), _total(e.delta for e in entries))
-    curves = [e for e in entries if e.rdp is not None]
-    if not curves:
+    if not any(e.rdp is not None for e in entries):
         if at_least_own:
             return basic_eps, basic_delta
         return (basic_eps if basic_delta <= delta * (1.0 + _SLACK) else math.inf), delta
@@ -349,15 +360,20 @@ def _composed(entries, delta: float, at_least_own: bool) -> tuple[float, float]:
     if delta > 0:
         import numpy as np
 
-        pure = [e for e in entries if e.rdp is None and e.delta == 0]
-        approx = [e for e in entries if e.rdp is None and e.delta > 0]
-        rest = math.fsum([delta] + [-e.delta for e in approx])
-        curve = np.sum([e.rdp for e in curves], axis=0)
-        if rest > 0:
-            best = min(best, _total(e.eps for e in pure + approx) + _rdp_to_eps(curve, rest))
-            if pure:
-                from .mechanisms import rdp_pure
+        from .mechanisms import rdp_pure
 
+        positions = [i for i, e in enumerate(entries) if e.rdp is not None]
+        for grouped in {len(positions), len(positions) - 1} - {0}:
+            chosen = set(positions[:grouped])
+            curve = np.sum([entries[i].rdp for i in positions[:grouped]], axis=0)
+            others = [e for j, e in enumerate(entries) if j not in chosen]
+            pure = [e for e in others if e.delta == 0 and e.rdp is None]
+            approx = [e for e in others if not (e.delta == 0 and e.rdp is None)]
+            rest = math.fsum([delta] + [-e.delta for e in approx])
+            if rest <= 0:
+                continue
+            best = min(best, _total(e.eps for e in others) + _rdp_to_eps(curve, rest))
+            if pure:
                 whole = curve + np.sum([rdp_pure(e.eps, RDP_ORDERS) for e in pure], axis=0)
                 best = min(best, _total(e.eps for e in approx) + _rdp_to_eps(whole, rest))
     if at_least_own and best == math.inf:

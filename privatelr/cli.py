@@ -636,7 +636,8 @@ def _fit(args) -> int:
         with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
             model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
                          rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
-                         op=not args.output_perturbation,
+                         op=not args.output_perturbation, method=args.method,
+                         delta=args.delta,
                          data_norm=1.0 if args.data_norm is None else args.data_norm,
                          clip=args.clip, random_state=args.seed, levels=levels or None,
                          compat=args.compat, verbose=args.verbose, weights=args.weights,
@@ -738,6 +739,11 @@ def _add_model_parsers(sub) -> None:
                      "eps/10 for the design's norm bound; R's rule with --compat)")
     fit.add_argument("--output-perturbation", action="store_true",
                      help="output perturbation instead of objective perturbation")
+    fit.add_argument("--method", choices=["objective", "output", "gaussian", "amp"],
+                     default=None, help="the mechanism by name (gaussian, amp: (eps, delta)-DP "
+                     "with --delta; overrides --output-perturbation)")
+    fit.add_argument("--delta", type=float, default=0.0,
+                     help="delta of --method gaussian or amp, in (0, 1), well below 1/n")
     fit.add_argument("--threshold", choices=["fixed", "youden", "topleft"], default="fixed",
                      help="classification threshold (youden/topleft are NOT private)")
     fit.add_argument("--do-scale", action="store_true",

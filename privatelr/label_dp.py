@@ -74,7 +74,7 @@ from .accountant import require_budget
 from .backends import as_rows, frame_rows, is_dask
 from .calibration import label_sensitivity
 from .losses import LogisticLoss
-from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma
+from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma, rdp_gaussian
 from .objective import ERMObjective
 from .results import WALRResult
 from .solver import minimize
@@ -547,7 +547,8 @@ def release_rows(rows, columns, *, eps: float, delta: float, mechanism: str, cli
     rng = check_random_state(random_state)
     value = total / n + gaussian_noise(k, sigma, rng)
     if accountant is not None:
-        accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP)")
+        accountant.spend(eps, delta, note=f"noisy_dot_product ({mech} Gaussian, label-DP)",
+                         rdp=lambda orders: rdp_gaussian(sigma / sensitivity, orders))
     return NoisyDotProduct(value=value, n=n, eps=eps, delta=delta, sigma=sigma, mechanism=mech,
                            sensitivity=sensitivity, weights_bound=A, columns=columns,
                            weighted=rows.weighted)

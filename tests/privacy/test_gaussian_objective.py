@@ -11,9 +11,10 @@ package's double-precision value to agree to 1e-8 relative.
 Noise laws (power). The noise b of a Gaussian fit is recovered from the optimality condition
 b = -n grad J(w) (as for the Gamma path in test_erm_noise.py). For N fits in d = 3 dimensions the
 pooled S = sum b_ij^2 / sigma^2 is chi-square with 3N degrees of freedom under the claimed law:
-at N = 2000 (6000 df, sd 110) a sigma off by 1.1 moves S by 6000 * (1 - 1/1.21) = 1041 or by
-6000 * 0.21 = 1260, i.e. 9.5 and 11.5 sd: rejected at p < 1e-6 with certainty in practice, while
-the true law gives p > 1e-3 except with probability 1e-3 (the seed is fixed). A KS test of the
+at N = 1000 (3000 df, sd 77) a sigma off by 1.1 moves S by 3000 * (1 - 1/1.21) = 521 or by
+3000 * 0.21 = 630, i.e. 6.7 and 8.1 sd: rejected at p < 1e-6 except with probability below 1e-3,
+while the true law gives p > 1e-3 except with probability 1e-3 (the seed is fixed). AMP's
+output noise: N = 800 fits, 2400 df, the shifts 5.9 and 7.2 sd. A KS test of the
 pooled standardised coordinates against N(0, 1) checks the shape.
 
 Audits. The neighbours are those of test_audit_erm.py (five rows in the unit interval, the
@@ -140,7 +141,7 @@ def _check_gaussian_law(draws, sigma):
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 def test_gaussian_objective_noise_law_end_to_end(loss):
     X, y = _data()
-    lam, N = 0.05, 2000
+    lam, N = 0.05, 1000
     loss_obj = LogisticLoss() if loss == "logistic" else HuberLoss(0.5)
     rng = np.random.default_rng(31)
     bs = []
@@ -155,7 +156,7 @@ def test_gaussian_objective_noise_law_end_to_end(loss):
 def test_amp_noise_law_end_to_end(monkeypatch):
     """AMP's output noise: the release minus the exact minimiser for the recorded b."""
     X, y = _data()
-    lam, N = 0.05, 1500
+    lam, N = 0.05, 800
     drawn = []
     real = erm.gaussian_noise
 

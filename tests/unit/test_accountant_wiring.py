@@ -60,13 +60,17 @@ def test_dplr_tune_is_one_spend():
 def test_release_spends_eps_and_delta():
     acc = PrivacyAccountant(1.0, delta=1e-5)
     noisy_dot_product(X, y, eps=0.5, delta=5e-6, random_state=0, accountant=acc)
-    assert acc.spent() == pytest.approx((0.5, 5e-6))
+    # a Gaussian release is recorded with its Renyi curve; alone, it reports its own (eps,
+    # delta) or better at the budget's delta
+    (entry,) = acc.ledger
+    assert (entry.eps, entry.delta) == (0.5, 5e-6) and entry.rdp is not None
+    assert acc.spent()[0] <= 0.5 and acc.spent()[1] == 1e-5
     with pytest.raises(BudgetExceededError):
         noisy_dot_product(Untouchable(), Untouchable(), eps=0.5, delta=6e-6, accountant=acc)
     walr("y ~ a + b", DF, eps=0.5, delta=5e-6, lambda_=1e-3, random_state=0, accountant=acc)
-    assert acc.spent() == pytest.approx((1.0, 1e-5))
+    assert acc.spent()[0] <= 1.0 and len(acc.ledger) == 2
     with pytest.raises(BudgetExceededError):
-        walr("y ~ a + b", Untouchable(), eps=0.1, delta=1e-9, accountant=acc)
+        walr("y ~ a + b", Untouchable(), eps=0.9, delta=1e-9, accountant=acc)
 
 
 def test_nonprivate_requests_are_refused_under_an_accountant():

@@ -104,3 +104,20 @@ def test_dppack_models(frame):
         LogisticRegressionDP(eps=1.0, gamma=1.0, perturbation_method="gaussian")
     with pytest.raises(ValueError, match="goes with perturbation_method"):
         LogisticRegressionDP(eps=1.0, gamma=1.0, delta=1e-6)
+
+
+def test_command_line_method_and_delta(frame, tmp_path, capsys):
+    from privatelr import cli
+
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    assert cli.main(["fit", str(data), "--formula", "y ~ a + b", "--method", "gaussian",
+                     "--delta", "1e-6", "--seed", "4", "--out", str(out), "-q"]) in (0, None)
+    saved = load_model(out)
+    ref = dplr("y ~ a + b", frame, eps=1.0, method="gaussian", delta=1e-6, random_state=4)
+    np.testing.assert_array_equal(saved.coef, ref.coef)
+    capsys.readouterr()
+    code = cli.main(["fit", str(data), "--formula", "y ~ a + b", "--method", "amp",
+                     "--out", str(tmp_path / "n.json")])
+    assert code == 2 and "needs delta" in capsys.readouterr().err

@@ -147,8 +147,8 @@ def test_fitted_model_keeps_only_the_release(make):
     m = make().fit(X, y, [1, 1], [-1, -1], random_state=3)
     assert isinstance(m.result_, ERMResult) and m.result_.diagnostics is None
     back = pickle.loads(pickle.dumps(m))
-    expected = {"regularizer", "eps", "gamma", "perturbation_method", "coeff", "result_",
-                "add_bias_", "n_features_in_"}
+    expected = {"regularizer", "eps", "gamma", "perturbation_method", "delta", "coeff",
+                "result_", "add_bias_", "n_features_in_"}
     if isinstance(m, SVMDP):
         expected |= {"kernel", "D", "kernel_param", "huber_h", "omega", "phase"}
     assert set(vars(back)) == expected
@@ -215,7 +215,7 @@ def test_sklearn_pickle_is_the_release_only(method):
     assert isinstance(a.result_, ERMResult) and a.n_clipped_ != b.n_clipped_
     assert a.result_.diagnostics is None
     back = pickle.loads(pickle.dumps(a))
-    assert set(vars(back)) == {"eps", "alpha", "lambda_", "method", "data_norm", "clip",
+    assert set(vars(back)) == {"eps", "delta", "alpha", "lambda_", "method", "data_norm", "clip",
                                "fit_intercept", "classes", "sample_weight_bound", "accountant",
                                "random_state", "coef_", "intercept_", "classes_",
                                "lambda_used_", "result_", "n_features_in_"}
