@@ -70,12 +70,17 @@ Algorithm 1 and Theorem 1). The Gaussian objective is solved only until its grad
 most γ (``amp_gamma``, a public constant; default :data:`AMP_GAMMA` ``× A B``), then
 :math:`\tilde w + N(0, \sigma_2^2 I)` is released. Proof: the exact minimiser :math:`w^*` of the
 perturbed objective is :math:`(\varepsilon_1, \delta_1)`-DP (above; it is never computed, only
-used in the argument). ``J`` is λ-strongly convex, so :math:`\|\tilde w - w^*\| \le
-\|\nabla J(\tilde w)\|/\lambda \le \gamma/\lambda`; given :math:`w^*` the residual
-:math:`r = \tilde w - w^*` is a function of the data of norm at most :math:`\gamma/\lambda`, so
-it changes by at most :math:`2\gamma/\lambda` between neighbours, and :math:`r + N(0,
-\sigma_2^2 I)` with :math:`\sigma_2` the analytic Gaussian σ for sensitivity
-:math:`2\gamma/\lambda` at :math:`(\varepsilon_2, \delta_2)` is
+used in the argument). ``J`` is λ-strongly convex, so
+
+(5) :math:`\|\tilde w - w^*\| \le \|\nabla J(\tilde w)\|/\lambda \le \gamma/\lambda`;
+
+given :math:`w^*` the residual :math:`r = \tilde w - w^*` is a function of the data (and of
+:math:`w^*`, which determines ``b`` with the data) of norm at most :math:`\gamma/\lambda`, so
+
+(6) :math:`\|r(D) - r(D')\| \le 2\gamma/\lambda` between neighbours,
+
+and :math:`r + N(0, \sigma_2^2 I)` with :math:`\sigma_2` the analytic Gaussian σ for
+sensitivity :math:`2\gamma/\lambda` at :math:`(\varepsilon_2, \delta_2)` is
 :math:`(\varepsilon_2, \delta_2)`-DP. The release :math:`w^* + (r + N)` is post-processing of the
 two, so by adaptive composition it is :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 +
 \delta_2)`-DP. The split is :math:`(\varepsilon_2, \delta_2) =` :data:`AMP_SHARE`

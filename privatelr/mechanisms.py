@@ -564,17 +564,30 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
     >>> abs(gaussian_delta(s, 1.0, 0.5) - 1e-5) < 1e-14
     True
     """
-    import scipy.optimize
-
     sensitivity, eps, delta = _check_gaussian_args(sensitivity, eps, delta)
     log_delta = math.log(delta)
-
-    def h(log_s: float) -> float:
-        return _log_delta_unit(_exp_fraction(log_s), eps) - (log_delta - _PROFILE_MARGIN)
-
     # first guess: the classic value, or the small-eps limit s = 0.4/delta if that is smaller
     guess = min(0.5 * math.log(2.0 * (math.log(1.25) - log_delta)) - math.log(eps),
                 math.log(0.4) - log_delta)
+    return _smallest_sigma(lambda s: _log_delta_unit(s, eps), delta, guess, sensitivity, eps,
+                           "(the root of delta(sigma) = delta, Balle & Wang 2018)")
+
+
+def _smallest_sigma(log_profile, delta: float, guess: float, sensitivity: float, eps: float,
+                    what: str) -> float:
+    """The smallest σ with ``log_profile(σ/Δ) <= log δ``, for a profile strictly decreasing in
+    σ/Δ (passed as an exact rational): Brent's method on :math:`\log(\sigma/\Delta)` from a
+    bracket grown around ``guess`` (within ±1000), the root taken for :math:`\delta(1 -
+    10^{-11})`, then σ nudged up (one ulp, then doubling steps) until the evaluated profile
+    meets the bound for the exact ratio; a σ that underflows or whose draws could overflow
+    raises ``ValueError`` (:func:`gaussian_sigma_analytic` describes the method)."""
+    import scipy.optimize
+
+    log_delta = math.log(delta)
+
+    def h(log_s: float) -> float:
+        return log_profile(_exp_fraction(log_s)) - (log_delta - _PROFILE_MARGIN)
+
     guess = min(max(guess, -999.0), 999.0)
     lo, hi, step = guess - 1.0, guess + 1.0, 1.0
     while h(lo) <= 0.0 and lo > -1000.0:  # delta(s) <= delta already: move left
@@ -584,12 +597,11 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
         lo, hi, step = hi, min(hi + 2.0 * step, 1000.0), 2.0 * step
     root = scipy.optimize.brentq(h, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
                                  maxiter=500)
-    _checked_sigma(math.log(sensitivity) + root, sensitivity, eps, delta,
-                   "(the root of delta(sigma) = delta, Balle & Wang 2018)")
+    _checked_sigma(math.log(sensitivity) + root, sensitivity, eps, delta, what)
     sigma = _to_float(Fraction(sensitivity) * _exp_fraction(root))
-    exact_delta = Fraction(sensitivity)
+    exact = Fraction(sensitivity)
     ulps = 1
-    while not _meets(_log_delta_unit(Fraction(sigma) / exact_delta, eps), delta, log_delta):
+    while not _meets(log_profile(Fraction(sigma) / exact), delta, log_delta):
         sigma = float(sigma + ulps * (np.nextafter(sigma, math.inf) - sigma))  # nudge up
         ulps *= 2
     return sigma
@@ -679,36 +691,15 @@ def objective_gaussian_sigma(eps_eff: float, delta: float) -> float:
     >>> objective_gaussian_delta(s, 0.9) <= 1e-6 < objective_gaussian_delta(s * 0.999, 0.9)
     True
     """
-    import scipy.optimize
-
     eps_eff = check_real("eps_eff", eps_eff, low=0.0, low_open=True)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     log_delta = math.log(delta)
-
-    def h(log_s: float) -> float:
-        return (_log_objective_gaussian_delta(_exp_fraction(log_s), eps_eff)
-                - (log_delta - _PROFILE_MARGIN))
-
-    # first guess: the analytic-Gaussian-like value for sensitivity 2
-    guess = math.log(2.0) + min(0.5 * math.log(2.0 * (math.log(1.25) - log_delta + math.log(3.0)))
+    # first guess: near the Gaussian mechanism's for sensitivity 2
+    guess = math.log(2.0) + min(0.5 * math.log(2.0 * (math.log(3.75) - log_delta))
                                 - math.log(eps_eff), math.log(0.4) - log_delta)
-    guess = min(max(guess, -999.0), 999.0)
-    lo, hi, step = guess - 1.0, guess + 1.0, 1.0
-    while h(lo) <= 0.0 and lo > -1000.0:
-        hi, lo, step = lo, max(lo - 2.0 * step, -1000.0), 2.0 * step
-    step = 1.0
-    while h(hi) >= 0.0 and hi < 1000.0:
-        lo, hi, step = hi, min(hi + 2.0 * step, 1000.0), 2.0 * step
-    root = scipy.optimize.brentq(h, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                                 maxiter=500)
-    _checked_sigma(root, 1.0, eps_eff, delta,
-                   "(the root of the objective-perturbation profile = delta)")
-    sigma = _to_float(_exp_fraction(root))
-    ulps = 1
-    while not _meets(_log_objective_gaussian_delta(Fraction(sigma), eps_eff), delta, log_delta):
-        sigma = float(sigma + ulps * (np.nextafter(sigma, math.inf) - sigma))
-        ulps *= 2
-    return sigma
+    return _smallest_sigma(lambda s: _log_objective_gaussian_delta(s, eps_eff), delta, guess,
+                           1.0, eps_eff, "(the root of the objective-perturbation profile = "
+                           "delta)")
 
 
 # -- Rényi differential privacy curves (for the accountant's composition) ---------------------

@@ -123,3 +123,16 @@ def test_tune_classification_model_random_stopping(frame):
                                         selection="random_stopping", stop_prob=0.5)
     assert est.tuning_.group_sizes == (800,) and est.eps == 1.0   # the caller's settings
     assert est.score(X, y) > 0.7
+
+
+def test_laplace_count_law():
+    """The score noise is Laplace(1/eps): KS on 4000 draws (critical distance 0.035 at 1e-4)
+    accepts it and rejects a scale off by 1.25 (sup distance about 0.06)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(17)
+    eps = 0.4
+    draws = np.array([laplace_count(0.0, eps, rng) for _ in range(4000)])
+    assert stats.kstest(draws, stats.laplace(scale=1 / eps).cdf).pvalue > 1e-3
+    for wrong in (1.25, 0.8):
+        assert stats.kstest(draws, stats.laplace(scale=wrong / eps).cdf).pvalue < 1e-4
