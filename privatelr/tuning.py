@@ -145,7 +145,10 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     Either way the output is ε-differentially private — parallel composition over the disjoint
     groups, not sequential composition, so ε is not multiplied by ``m``. The error counts
     themselves are not private and are not returned. With ``eps = inf`` the model with fewest
-    errors is returned (ties broken at random) and nothing is private.
+    errors is returned (ties broken at random) and nothing is private. Candidates with Gaussian
+    noise (``"gaussian"``/``"amp"``, all with the same ``delta``) are (ε, δ)-DP, and so is the
+    selection (the same two cases), charged ``(eps, delta)``; random stopping is offered for
+    ε-DP candidates only.
 
     **DPLogisticRegression candidates** (:class:`privatelr.sklearn.DPLogisticRegression`, e.g.
     one per ``alpha``) are fitted as themselves: candidate ``j`` is a clone fitted on group
@@ -259,19 +262,27 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         raise ValueError(f"all models must share one eps (the tuned model is eps-DP for that "
                          f"eps), got {eps_all}")
     eps = eps_all[0]
+    deltas = {float(getattr(mdl, "delta", 0.0)) for mdl in models}
+    if len(deltas) > 1:
+        raise ValueError(f"all models must share one delta, got {sorted(deltas)}")
+    delta = deltas.pop()
     stop_prob, score_share = _check_selection(selection, stop_prob, score_share, len(models))
+    if delta and selection == "random_stopping":
+        raise ValueError("selection='random_stopping' is proved for eps-DP candidates (Liu & "
+                         "Talwar's 3 eps); the candidates use Gaussian noise (delta > 0): use "
+                         "selection='split', or candidates with method 'objective'/'output'")
     if n_estimators:
         return _tune_estimators(models, X, y, eps, upper_bounds=upper_bounds,
                                 lower_bounds=lower_bounds, add_bias=add_bias, weights=weights,
                                 weights_upper_bound=weights_upper_bound,
                                 random_state=random_state, accountant=accountant,
                                 selection=selection, stop_prob=stop_prob,
-                                score_share=score_share)
+                                score_share=score_share, delta=delta)
     if upper_bounds is None or lower_bounds is None:
         raise ValueError("upper_bounds and lower_bounds are required for LogisticRegressionDP / "
                          "SVMDP candidates: public bounds on every column of X")
     if accountant is not None:  # one spend of eps: parallel composition over disjoint groups
-        require_budget(accountant, eps)
+        require_budget(accountant, eps, delta)
 
     # every argument is checked here, before the accountant is charged and before any fit
     source = as_rows(X)          # in memory or on Dask (then every fit runs partition-wise)
@@ -319,7 +330,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     train, valid = dppack_split(n, m)
 
     if accountant is not None:  # charged before any candidate touches the data; not refunded
-        accountant.spend(eps, note=f"tune_classification_model over {m} candidates "
+        accountant.spend(eps, delta, note=f"tune_classification_model over {m} candidates "
                          "(disjoint groups + exponential mechanism)")
     # fit copies: the caller's objects stay untouched until the choice is made
     fitted = []
@@ -363,7 +374,7 @@ def _take(data, idx: np.ndarray):
 
 def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias, weights,
                      weights_upper_bound, random_state, accountant, selection="split",
-                     stop_prob=0.0, score_share=SCORE_SHARE):
+                     stop_prob=0.0, score_share=SCORE_SHARE, delta=0.0):
     """:func:`tune_classification_model` over ``DPLogisticRegression`` candidates: the same
     split, fits and exponential mechanism, each candidate fitted as itself (its ``data_norm``,
     ``clip``, ``classes``, ``alpha``, ``sample_weight_bound``)."""
@@ -389,7 +400,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
                          "selection spends eps once, on one ledger: give one accountant")
     ledger = next(iter(ledgers.values()), None)
     if ledger is not None:
-        require_budget(ledger, eps)
+        require_budget(ledger, eps, delta)
 
     # every argument is checked here, before the accountant is charged and before any fit:
     # each candidate runs its own checks (settings, labels against its declared classes,
@@ -433,8 +444,8 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     train, valid = dppack_split(n, m)
 
     if ledger is not None:  # charged before any candidate touches the data; not refunded
-        ledger.spend(eps, note=f"tune_classification_model over {m} DPLogisticRegression "
-                     "candidates (disjoint groups + exponential mechanism)")
+        ledger.spend(eps, delta, note=f"tune_classification_model over {m} "
+                     "DPLogisticRegression candidates (disjoint groups + exponential mechanism)")
     fitted = []
     errors = np.empty(m)
     y_valid = ya[valid]

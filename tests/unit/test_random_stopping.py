@@ -136,3 +136,23 @@ def test_laplace_count_law():
     assert stats.kstest(draws, stats.laplace(scale=1 / eps).cdf).pvalue > 1e-3
     for wrong in (1.25, 0.8):
         assert stats.kstest(draws, stats.laplace(scale=wrong / eps).cdf).pvalue < 1e-4
+
+
+def test_gaussian_candidates_split_charges_delta_and_stopping_refuses(frame):
+    X, y = frame[["a", "b"]].to_numpy(), frame["y"].to_numpy()
+    acc = PrivacyAccountant(2.0, delta=1e-5)
+    models = [LogisticRegressionDP(eps=1.0, gamma=g, perturbation_method="gaussian", delta=1e-6)
+              for g in (0.1, 1.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tune_classification_model(models, X, y, [0.5, 0.5], [-0.5, -0.5], random_state=0,
+                                  accountant=acc)
+    (entry,) = acc.ledger
+    assert (entry.eps, entry.delta) == (1.0, 1e-6)
+    with pytest.raises(ValueError, match="eps-DP candidates"):
+        tune_classification_model(models, X, y, [0.5, 0.5], [-0.5, -0.5],
+                                  selection="random_stopping")
+    mixed = [LogisticRegressionDP(eps=1.0, gamma=1.0),
+             LogisticRegressionDP(eps=1.0, gamma=1.0, perturbation_method="amp", delta=1e-6)]
+    with pytest.raises(ValueError, match="share one delta"):
+        tune_classification_model(mixed, X, y, [0.5, 0.5], [-0.5, -0.5])
