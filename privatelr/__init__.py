@@ -4,6 +4,7 @@ Entry points
 ------------
 dplr, predict, summary, scaled, DPLR      R PrivateLR's front end (formulas, factors, result)
 erm.fit                                    the Chaudhuri–Monteleoni–Sarwate engine on a design matrix
+multinomial.fit                            the same for K declared classes (softmax)
 LogisticRegressionDP, SVMDP                DPpack-style models
 tune_classification_model, dplr_tune       private hyperparameter selection
 noisy_dot_product, walr_fit, walr          WALR label-private training
@@ -31,6 +32,7 @@ _EXPORTS = {
     "datasets": (".datasets", None), "erm": (".erm", None),
     "experiments": (".experiments", None), "losses": (".losses", None),
     "mechanisms": (".mechanisms", None), "solver": (".solver", None),
+    "multinomial": (".multinomial", None),
     "plot": (".report.plots", None), "c_index": (".report", "c_index"),
     "PrivacyAccountant": (".accountant", "PrivacyAccountant"), "dplr": ("._dplr", "dplr"),
     "spend_parallel": (".accountant", "spend_parallel"),
@@ -83,7 +85,7 @@ __all__ = [
     # inference
     "inference", "vcov", "confint", "tidy", "coef_table",
     # engine and mechanisms
-    "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver",
+    "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver", "multinomial",
     "exponential_mechanism",
     # DPpack-style models and tuning
     "LogisticRegressionDP", "SVMDP", "tune_classification_model", "dplr_tune",

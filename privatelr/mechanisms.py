@@ -575,7 +575,7 @@ def gaussian_sigma_analytic(sensitivity: float, eps: float, delta: float) -> flo
 
 def _smallest_sigma(log_profile, delta: float, guess: float, sensitivity: float, eps: float,
                     what: str) -> float:
-    """The smallest σ with ``log_profile(σ/Δ) <= log δ``, for a profile strictly decreasing in
+    r"""The smallest σ with ``log_profile(σ/Δ) <= log δ``, for a profile strictly decreasing in
     σ/Δ (passed as an exact rational): Brent's method on :math:`\log(\sigma/\Delta)` from a
     bracket grown around ``guess`` (within ±1000), the root taken for :math:`\delta(1 -
     10^{-11})`, then σ nudged up (one ulp, then doubling steps) until the evaluated profile

@@ -143,7 +143,7 @@ def _fields(d, what: str, required: set, optional: set = frozenset()) -> dict:
     return d
 
 
-_CAL_NEW = {"delta", "amp_gamma", "output_scale"}        # optional: files of version 2 before them
+_CAL_NEW = {"delta", "amp_gamma", "output_scale", "classes"}   # optional: older version-2 files
 _CAL = {f.name for f in dataclasses.fields(Calibration)} - _CAL_NEW
 _BODY = {"class", "formula", "guarantee", "coefficients", "calibration", "threshold", "status",
          "convergence", "call", "compat", "data_norm", "n_dropped", "tuning", "design"}
