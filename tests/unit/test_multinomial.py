@@ -179,3 +179,20 @@ def test_audit_stays_below_claim_and_flags_a_tenth_of_the_noise(monkeypatch):
     monkeypatch.setattr(mn, "sphere_gamma_noise", lambda d, s, rng: real(d, s / 10, rng))
     broken = audit(mechanism, D, Dp, eps_claimed=1.0, trials=300, random_state=4)
     assert not broken.passed and broken.eps_lower > 1.3, broken.summary()
+
+
+def test_one_vs_rest_splits_the_budget_and_equals_the_binary_fits():
+    from privatelr import erm
+
+    X, y = _data(n=200, K=3, seed=5)
+    acc = PrivacyAccountant(1.0)
+    res = mn.fit_ovr(X, y, classes=[0, 1, 2], lambda_=0.05, eps=0.9, random_state=11,
+                     accountant=acc)
+    assert [e.eps for e in acc.ledger] == pytest.approx([0.3] * 3)
+    rng = np.random.default_rng(11)
+    for k in range(3):
+        ref = erm.fit(X, (y == k).astype(int), lambda_=0.05, eps=0.3, random_state=rng)
+        np.testing.assert_array_equal(res.coef[:, k], ref.coef)
+    assert res.predict(X).shape == (200,)
+    with pytest.raises(ValueError, match="classes= is required"):
+        mn.fit_ovr(X, y, lambda_=0.05, eps=1.0)
