@@ -11,7 +11,7 @@ Protocol (one call per data set)::
 
 ``DIR/jobs.json`` is ``{"jobs": [{"eps": e, "seed": s, "C": c, "file": "name.npz"}, ...]}``;
 each ``DIR/<file>`` holds ``X_train`` (the design, intercept column included, every row of norm
-<= 1) and ``y_train`` (0/1). For every job the script fits ::
+<= 1) and ``y_train`` (0/1, or 0..K-1 for ``bench_multiclass.py``). For every job the script fits ::
 
     LogisticRegression(epsilon=eps, data_norm=1.0, C=C, fit_intercept=False, random_state=seed)
 
@@ -41,8 +41,9 @@ def fit_one(X, y, eps, C, seed):
         warnings.simplefilter("always")
         model.fit(X, y)
     coef = np.asarray(model.coef_, dtype=float).reshape(-1)
-    # The fitted coefficient vector belongs to the class listed second (label 1).
-    if list(model.classes_) != [0, 1]:
+    # Binary: the one coefficient vector belongs to label 1. Several classes (labels 0..K-1,
+    # bench_multiclass.py): one-vs-rest, coef_ is (K, d), flattened row by row.
+    if list(model.classes_) != list(range(len(model.classes_))):
         raise ValueError(f"unexpected classes {list(model.classes_)}")
     # Deprecation notices of the libraries say nothing about this fit: left out.
     messages = sorted({f"{w.category.__name__}: {str(w.message).splitlines()[0]}"
