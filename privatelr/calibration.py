@@ -117,7 +117,7 @@ from ._validation import (FLOAT_MAX, GRADIENT_LIMIT, LOG_FLOAT_MAX, TINY, check_
                           exp_or_raise, log1p_exp, log_expm1)
 
 __all__ = ["Calibration", "calibrate", "default_lambda", "norm_bound", "label_sensitivity", "warn_costly",
-           "METHODS", "calibrate_multinomial"]
+           "METHODS", "calibrate_multinomial", "default_lambda_multinomial"]
 
 METHODS = ("objective", "output", "gaussian", "amp")
 #: Methods with Gaussian noise: they need ``delta`` > 0.
@@ -435,7 +435,8 @@ def calibrate_multinomial(n: int, d: int, classes: int, *, eps: float, lambda_: 
 
     The model has a coefficient matrix :math:`W \in \mathbb R^{d	imes K}` and minimises
     :math:`J(W) = rac1n\sum_i a_i\ell_i(W) + rac\lambda2\|W\|_F^2 (+ rac1n\langle
-    B, Wangle)` with :math:`\ell_i(W) = \log\sum_k e^{x_i^	op w_k} - x_i^	op w_{y_i}`.
+    B, W
+angle)` with :math:`\ell_i(W) = \log\sum_k e^{x_i^	op w_k} - x_i^	op w_{y_i}`.
     Rows :math:`\|x\| \le B`, weights :math:`a \le A`; neighbours replace one row (``n``
     public). The binary theorems carry over with two constants:
 
@@ -508,6 +509,25 @@ abla^2_W\ell = (\mathrm{diag}(p) - pp^	op)\otimes xx^	op`,
     return Calibration(method="objective", eps=eps, eps_eff=float(eps_eff),
                        penalty=float(penalty), lambda_=float(lam), noise_scale=L / eps_eff,
                        status=status, **common)
+
+
+def default_lambda_multinomial(n: int, classes: int, eps: float, *, data_norm: float = 1.0,
+                               weights_bound: float = 1.0) -> float:
+    r"""The multinomial model's default λ, the rule of :func:`default_lambda` for its Jacobian
+    term: the smallest λ whose penalty :math:`(K - 1)\log(1 + AB^2/(2n\lambda))` is ``eps/10``,
+    i.e. :math:`\lambda = AB^2/(2n(e^{\varepsilon/(10(K-1))} - 1))`; 0.001 when non-private.
+
+    Examples
+    --------
+    >>> lam = default_lambda_multinomial(150, 3, 1.0)
+    >>> round(calibrate_multinomial(150, 4, 3, eps=1.0, lambda_=lam).penalty, 12)
+    0.1
+    """
+    if eps == 0 or math.isinf(eps):
+        return 0.001
+    K = check_int("classes", classes, low=2)
+    return float(MULTINOMIAL_CURVATURE * weights_bound * data_norm ** 2
+                 / (n * math.expm1(eps / (10.0 * (K - 1)))))
 
 
 def norm_bound(data_norm: float, intercept: bool) -> float:

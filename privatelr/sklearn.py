@@ -79,6 +79,7 @@ Examples
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import numbers
 import warnings
@@ -114,7 +115,8 @@ MODEL_SELECTION_WARNING = (
 
 
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
-    r"""ε-differentially private L2-regularised logistic regression (binary), scikit-learn API.
+    r"""ε-differentially private L2-regularised logistic regression, scikit-learn API (binary, or
+    multinomial over K > 2 declared ``classes``).
 
     Minimises :math:`\frac1n\sum_i a_i \log(1 + e^{-y_i(w^\top x_i + b)}) + \frac{\alpha}{2}
     (\|w\|^2 + b^2)` (weights :math:`a_i = 1` without ``sample_weight``) with objective or
@@ -144,9 +146,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         Clip rows above ``data_norm`` onto it. Without it a private fit with such a row raises
         ``ValueError`` (fail closed).
     fit_intercept : bool, default=True
-    classes : sequence of two labels, optional
-        The declared classes, negative first. Without it the labels must be 0/1 or bool (a
-        non-private fit learns them).
+    classes : sequence of labels, optional
+        The declared classes: two (negative first), or K > 2 for the multinomial (softmax)
+        model of :mod:`privatelr.multinomial` — then ``coef_`` is (K, d), ``intercept_`` (K,),
+        ``predict_proba`` (n, K); in memory, ``method`` "objective" or "output", the default
+        λ the multinomial rule (penalty ε/10). Without ``classes`` the labels must be 0/1 or
+        bool (a non-private fit learns two classes), and the model is binary (scikit-learn's
+        ``multi_class`` tag stays off: more than two classes must be declared).
     sample_weight_bound : float or None, default=None
         Public upper bound ``A`` on every ``sample_weight``; required for a private fit with
         weights (the noise is calibrated for it).
@@ -233,7 +239,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary only
+        tags.classifier_tags.multi_class = False  # see the class docstring: K > 2 needs classes=
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -274,6 +280,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ...
         ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
         """
+        if self._multiclass(y):
+            return self._fit_multinomial(X, y, sample_weight)
         private, rows, scan, options, classes, n_clipped = self._prepare(
             X, y, sample_weight, announce=True)
         result = erm.fit_rows(rows, rng=check_random_state(self.random_state), scan=scan,
@@ -290,6 +298,72 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
         self.result_ = result.release()  # the release only, no solver report
         self.n_clipped_ = int(n_clipped)
+        return self
+
+    def _multiclass(self, y) -> bool:
+        """More than two classes: declared, ``classes`` of length K > 2 (also at ``eps=0``:
+        without declared classes the estimator is binary, and says so for K > 2 labels)."""
+        return (self.classes is not None and not isinstance(self.classes, (str, bytes))
+                and hasattr(self.classes, "__len__") and len(self.classes) > 2)
+
+    def _fit_multinomial(self, X, y, sample_weight):
+        """K > 2 classes: softmax regression (:mod:`privatelr.multinomial`), in memory; the
+        covariates are clipped to (or refused beyond) ``data_norm`` and the intercept column
+        added, so every design row has norm at most ``sqrt(data_norm**2 + 1)``."""
+        from scipy.special import softmax  # noqa: F401  (predict_proba uses it)
+
+        from . import multinomial
+        from ._validation import clip_rows, row_norms
+        from .calibration import default_lambda_multinomial
+
+        if self.method not in ("objective", "output"):
+            raise ValueError(f"method={self.method!r} is not available with more than two "
+                             "classes yet; use 'objective' or 'output'")
+        if is_dask(X, y, sample_weight):
+            raise TypeError("more than two classes are fitted in memory; pass NumPy or pandas "
+                            "data (Dask data: binary models)")
+        for name in ("clip", "fit_intercept"):
+            check_bool(name, getattr(self, name))
+        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
+        eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
+        private = erm.cal_private(eps)
+        if self.accountant is not None:
+            require_budget(self.accountant, eps)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        check_classification_targets(y)
+        classes = None if self.classes is None else list(self.classes)
+        A = None
+        if self.sample_weight_bound is not None:
+            A = check_real("sample_weight_bound", self.sample_weight_bound, low=0.0,
+                           low_open=True)
+        w, A = _sample_weights(sample_weight, X.shape[0], A)
+        norms = row_norms(X)
+        n_clipped = int(np.count_nonzero(norms > B * (1 + 5e-13)))
+        if n_clipped and self.clip:
+            X, _ = clip_rows(X, B, norms=norms)
+        elif n_clipped and private:
+            raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
+        else:
+            n_clipped = 0
+        design = _with_intercept(X) if self.fit_intercept else X
+        design_norm = norm_bound(B, bool(self.fit_intercept))
+        K = len(classes) if classes is not None else len(np.unique(y))
+        lam = self._requested_lambda()
+        if lam is None:
+            lam = default_lambda_multinomial(X.shape[0], K, eps, data_norm=design_norm,
+                                             weights_bound=1.0 if w is None else A)
+        res = multinomial.fit(design, y, classes=classes, lambda_=lam, eps=eps,
+                              method=self.method, data_norm=design_norm, weights=w,
+                              weights_bound=A, random_state=self.random_state,
+                              accountant=self.accountant if private else None)
+        k = int(bool(self.fit_intercept))
+        self.coef_ = np.ascontiguousarray(res.coef[k:].T)
+        self.intercept_ = res.coef[0].copy() if k else np.zeros(len(res.classes))
+        self.classes_ = np.asarray(res.classes)
+        self.lambda_used_ = res.calibration.lambda_
+        self.n_iter_ = np.array([res.diagnostics.get("iterations", 0)], dtype=np.int32)
+        self.result_ = dataclasses.replace(res, diagnostics={})   # the release only
+        self.n_clipped_ = n_clipped
         return self
 
     def check_fit(self, X, y, sample_weight=None) -> None:
@@ -445,8 +519,12 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return X, (None if y is None else dask_vector("y", y))
 
     def decision_function(self, X) -> np.ndarray:
-        """Log-odds of ``classes_[1]``, shape (n,); a lazy Dask vector for Dask ``X``."""
+        """Log-odds of ``classes_[1]``, shape (n,); a lazy Dask vector for Dask ``X``. With
+        more than two classes: the K softmax scores, shape (n, K)."""
         check_is_fitted(self)
+        if self.coef_.shape[0] > 1:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
+            return X @ self.coef_.T + self.intercept_
         if is_dask(X):
             from .backends.dask import map_row_blocks
 
@@ -457,19 +535,29 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return _log_odds(X, coef=self.coef_[0], intercept=self.intercept_[0])
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities, shape (n, 2), columns in the order of ``classes_``."""
+        """Class probabilities, shape (n, 2) (or (n, K)), columns in the order of ``classes_``."""
         z = self.decision_function(X)
+        if z.ndim == 2:
+            from scipy.special import softmax
+
+            return softmax(z, axis=1)
         p1 = 0.5 * (1.0 + np.tanh(0.5 * z))  # logistic function without overflow
         return np.stack([1.0 - p1, p1], axis=1)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed stably."""
         z = self.decision_function(X)
+        if z.ndim == 2:
+            from scipy.special import log_softmax
+
+            return log_softmax(z, axis=1)
         return np.stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)], axis=1)
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the log-odds are positive)."""
         z = self.decision_function(X)  # checks fitted state first
+        if z.ndim == 2:
+            return self.classes_[np.argmax(z, axis=1)]
         return np.where(z > 0, self.classes_[1], self.classes_[0])
 
 

@@ -196,3 +196,29 @@ def test_one_vs_rest_splits_the_budget_and_equals_the_binary_fits():
     assert res.predict(X).shape == (200,)
     with pytest.raises(ValueError, match="classes= is required"):
         mn.fit_ovr(X, y, lambda_=0.05, eps=1.0)
+
+
+def test_scikit_learn_estimator_with_declared_classes():
+    from sklearn.linear_model import LogisticRegression
+
+    from privatelr.sklearn import DPLogisticRegression
+
+    X, y = _iris()
+    x = X[:, 1:] / np.linalg.norm(X[:, 1:], axis=1).max()     # covariates in the unit ball
+    names = ["setosa", "versicolor", "virginica"]
+    c0 = DPLogisticRegression(eps=0, alpha=0.01, classes=names).fit(x, y)
+    sk = LogisticRegression(C=1 / (150 * 0.01), solver="newton-cg", tol=1e-14, max_iter=1000,
+                            fit_intercept=False).fit(np.c_[np.ones(150), x], y)
+    np.testing.assert_allclose(c0.coef_, sk.coef_[:, 1:], atol=1e-6)    # the intercept is
+    np.testing.assert_allclose(c0.intercept_, sk.coef_[:, 0], atol=1e-6)  # penalised too
+    acc = PrivacyAccountant(5.0)
+    c = DPLogisticRegression(eps=3.0, classes=names, random_state=0, accountant=acc).fit(x, y)
+    ref = mn.fit(np.c_[np.ones(150), x], y, classes=names, lambda_=c.lambda_used_, eps=3.0,
+                 data_norm=math.sqrt(2), random_state=0)
+    np.testing.assert_array_equal(c.coef_, ref.coef[1:].T)
+    assert c.predict_proba(x).shape == (150, 3) and set(c.predict(x)) <= set(names)
+    assert acc.spent() == (3.0, 0.0) and c.result_.diagnostics == {}
+    with pytest.raises(ValueError, match="not available with more than two"):
+        DPLogisticRegression(eps=1.0, classes=names, method="gaussian", delta=1e-6).fit(x, y)
+    with pytest.raises(ValueError, match="binary"):          # undeclared: binary, as before
+        DPLogisticRegression(eps=0).fit(x, y)
