@@ -284,9 +284,9 @@ def _positive_rows(rows):
     """The design and ±1 labels of the rows with positive weight (``lambda_=0`` checks)."""
     X = getattr(rows, "X", None)
     if X is None:
-        raise ValueError("lambda_=0 (maximum likelihood) needs the rows in memory, to check that "
-                         "the estimate exists (full rank, no separation); on Dask data use "
-                         "lambda_ > 0")
+        raise ValueError("lambda_=0 (maximum likelihood) needs the rows as a dense array in "
+                         "memory, to check that the estimate exists (full rank, no separation); "
+                         "on Dask or sparse data use lambda_ > 0")
     if rows.w is None:
         return X, rows.y
     keep = rows.w > 0

@@ -2,7 +2,9 @@
 
 * NumPy / pandas data → :class:`privatelr.rows.ArrayRows` (in memory);
 * Dask collections → :class:`privatelr.backends.dask.DaskRows` (partition-wise; ``dask`` is
-  imported only there, and only when Dask data is passed).
+  imported only there, and only when Dask data is passed);
+* ``scipy.sparse`` matrices → :class:`privatelr.backends.sparse.SparseRows` (in memory, never
+  densified).
 
 Both implement :class:`privatelr.rows.RowSource`, so every front end runs one pipeline.
 """
@@ -20,6 +22,10 @@ def as_rows(X, y=None, weights=None, weights_bound: float | None = None):
         from .dask import DaskRows
 
         return DaskRows(X, y, weights, weights_bound)
+    if type(X).__module__.startswith("scipy.sparse"):
+        from .sparse import SparseRows
+
+        return SparseRows(X, y, weights, weights_bound)
     return ArrayRows(X, y, weights, weights_bound)
 
 

@@ -1,0 +1,72 @@
+"""scipy.sparse designs through erm.fit (privatelr.backends.sparse): the same release as the
+dense design, bit for bit up to the rounding of the products (1e-12), for every method; the
+same refusals; clipping and norms from the stored values only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from privatelr import erm
+from privatelr.backends.sparse import SparseRows
+
+
+def _data(n=3000, d=60, density=0.05, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    X.data = rng.uniform(-1, 1, X.data.size)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.diags(0.9 / np.maximum(norms, 1.0)) @ X
+    X = sp.hstack([sp.csr_matrix(np.full((n, 1), 0.4)), X], format="csr")
+    w0 = rng.normal(size=d + 1) * 3
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(X @ w0)))).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("method, kw", [("objective", {}), ("output", {}),
+                                        ("gaussian", {"delta": 1e-6}),
+                                        ("amp", {"delta": 1e-6})])
+def test_sparse_equals_dense(method, kw):
+    X, y = _data()
+    a = erm.fit(X, y, lambda_=1e-3, eps=1.0, method=method, random_state=3, **kw)
+    b = erm.fit(X.toarray(), y, lambda_=1e-3, eps=1.0, method=method, random_state=3, **kw)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-12)
+    assert a.calibration == b.calibration
+
+
+def test_weights_lbfgs_and_non_private():
+    X, y = _data(seed=1)
+    w = np.random.default_rng(2).uniform(0, 2, X.shape[0])
+    # Newton: the same iterates up to rounding; L-BFGS: both stop within the relative gradient
+    # 1e-10 of the same minimiser, along paths that rounding makes differ (agreement ~1e-9)
+    for kw, tol in ((dict(eps=1.0, weights=w, weights_bound=2.0), 1e-12),
+                    (dict(eps=0.0, solver="lbfgs"), 1e-8)):
+        a = erm.fit(X, y, lambda_=1e-2, random_state=4, **kw)
+        b = erm.fit(X.toarray(), y, lambda_=1e-2, random_state=4, **kw)
+        np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=tol)
+
+
+def test_norm_bound_clipping_and_refusals():
+    X, y = _data(n=500, seed=3)
+    big = X * 3.0
+    with pytest.raises(ValueError, match="data_norm"):
+        erm.fit(big, y, lambda_=0.01, eps=1.0)
+    a = erm.fit(big, y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    b = erm.fit(big.toarray(), y, lambda_=0.01, eps=1.0, clip=True, random_state=0)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-12)
+    bad = X.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        erm.fit(bad, y, lambda_=0.01, eps=1.0)
+    with pytest.raises(ValueError, match="sparse"):
+        erm.fit(X, y, lambda_=0.0, eps=0.0)
+
+
+def test_row_norms_at_extreme_scales():
+    X = sp.csr_matrix(np.array([[3e200, 4e200, 0.0], [3e-200, 0.0, 4e-200], [0.0, 0.0, 0.0]]))
+    rows = SparseRows(X, np.array([1, 0, 1]))
+    s = rows.scan(bound=1.0)
+    assert s.n_over == 1 and s.max_norm == pytest.approx(5e200) and s.too_large
+    clipped = rows.clipped(1.0)
+    np.testing.assert_allclose(clipped.matrix.toarray()[0], [0.6, 0.8, 0.0])
