@@ -868,7 +868,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     >>> fit.status, fit.coef.shape
     ('ok', (3,))
     """
-    if is_dask(X, weights):
+    if is_dask(X, weights) or type(X).__module__.startswith("scipy.sparse"):
         bound = noisy.weights_bound if isinstance(noisy, NoisyDotProduct) else FLOAT_MAX
         rows = as_rows(X, None, weights, bound if weights is not None else None)
         return fit_rows_newton(rows, noisy, _columns_of(X), lambda_=lambda_, solver=solver,

@@ -70,3 +70,18 @@ def test_row_norms_at_extreme_scales():
     assert s.n_over == 1 and s.max_norm == pytest.approx(5e200) and s.too_large
     clipped = rows.clipped(1.0)
     np.testing.assert_allclose(clipped.matrix.toarray()[0], [0.6, 0.8, 0.0])
+
+
+def test_walr_release_and_trainer_take_sparse_features():
+    from privatelr import noisy_dot_product, walr_fit
+
+    rng = np.random.default_rng(6)
+    X = sp.random(2000, 30, density=0.1, random_state=6, format="csr")
+    X = sp.hstack([sp.csr_matrix(np.ones((2000, 1))), X], format="csr")
+    y = rng.integers(0, 2, 2000)
+    rel = noisy_dot_product(X, y, eps=1.0, delta=1e-6, random_state=1)
+    dense = noisy_dot_product(X.toarray(), y, eps=1.0, delta=1e-6, random_state=1)
+    np.testing.assert_array_equal(rel.value, dense.value)
+    a = walr_fit(X, rel, lambda_=1e-3, solver="newton")
+    b = walr_fit(X.toarray(), rel, lambda_=1e-3, solver="newton")
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-12)
