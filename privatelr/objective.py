@@ -49,6 +49,26 @@ CHUNK_BYTES = 4 * 2**20
 HESSIAN_F32_MIN_D = 24
 
 
+def loss_terms(loss, m, second: bool):
+    """``(value, derivative, second derivative or None)`` of ``loss`` at the margins ``m`` (the
+    loss's fused ``terms`` when it has one)."""
+    terms = getattr(loss, "terms", None)
+    if terms is not None:
+        return terms(m, second)
+    return (loss.value(m), loss.derivative(m), loss.second_derivative(m) if second else None)
+
+
+def objective_value(lv, weights, n: int, lambda_: float, w, linear) -> tuple[float, float]:
+    """``(J(w), the magnitude of its summands)`` from the per-row losses ``lv``: the weighted
+    mean, the ridge and the linear (noise) term. The magnitude is what the rounding of ``J`` is
+    relative to (not ``|J|``, which can be tiny when the noise term cancels the rest)."""
+    # einsum, not BLAS ``dot``: OpenBLAS splits long dot products over its threads, which
+    # would make the value depend on the core count
+    data = (np.einsum("i,i->", lv, weights) if weights is not None else lv.sum()) / n
+    ridge, lin = 0.5 * lambda_ * (w @ w), linear @ w
+    return float(data + ridge + lin), float(abs(data) + ridge + abs(lin))
+
+
 class ERMObjective:
     """Value, gradient and Hessian of the ERM objective with cached margins.
 
@@ -113,22 +133,12 @@ class ERMObjective:
 
     # -- elementwise pieces ----------------------------------------------------------------
     def _terms(self, m, second):
-        terms = getattr(self.loss, "terms", None)
-        if terms is not None:
-            return terms(m, second)
-        return (self.loss.value(m), self.loss.derivative(m),
-                self.loss.second_derivative(m) if second else None)
+        return loss_terms(self.loss, m, second)
 
     def _value_from(self, w, lv):
-        # einsum, not BLAS ``dot``: OpenBLAS splits long dot products over its threads, which
-        # would make the value depend on the core count
-        data = (np.einsum("i,i->", lv, self.weights) if self.weights is not None
-                else lv.sum()) / self.n
-        ridge, lin = 0.5 * self.lambda_ * (w @ w), self.linear @ w
-        # magnitude of the summands: the rounding of J is relative to this, not to |J|, which
-        # can be tiny when the noise term cancels the rest
-        self.value_scale = float(abs(data) + ridge + abs(lin))
-        return float(data + ridge + lin)
+        value, self.value_scale = objective_value(lv, self.weights, self.n, self.lambda_, w,
+                                                  self.linear)
+        return value
 
     def _scaled(self, d1, d2, rows):
         """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_pm1_labels, as_weights, too_large
+from ..objective import loss_terms, objective_value
 from ..rows import Scan
 
 __all__ = ["SparseRows", "SparseObjective", "is_sparse"]
@@ -166,21 +167,16 @@ class SparseObjective:
         self.value_scale = 0.0
 
     def _terms(self, m, second):
-        terms = getattr(self.loss, "terms", None)
-        if terms is not None:
-            return terms(m, second)
-        return (self.loss.value(m), self.loss.derivative(m),
-                self.loss.second_derivative(m) if second else None)
+        return loss_terms(self.loss, m, second)
 
     def _margins(self, w):
         self.passes += 1
         return self.y * (self.X @ w)
 
     def _value_from(self, w, lv):
-        data = (lv @ self.weights if self.weights is not None else lv.sum()) / self.n
-        ridge, lin = 0.5 * self.lambda_ * (w @ w), self.linear @ w
-        self.value_scale = float(abs(data) + ridge + abs(lin))
-        return float(data + ridge + lin)
+        value, self.value_scale = objective_value(lv, self.weights, self.n, self.lambda_, w,
+                                                  self.linear)
+        return value
 
     def value(self, w) -> float:
         w = np.asarray(w, dtype=float)
