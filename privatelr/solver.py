@@ -250,13 +250,81 @@ def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
     return _report(objective, x, f, gn, nit, counts, code, msg, "lbfgs", g0n)
 
 
+def hessian_free(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200) -> SolverReport:
+    """Newton's method without forming the Hessian (Newton–CG): each step solves
+    :math:`H p = -g` by conjugate gradients on Hessian-vector products (``objective.hessp``),
+    then the same backtracking line search as :func:`newton` — and, as there, the full step
+    unchecked once the decrease it predicts is below the rounding of ``J`` (quadratic model
+    exact to working precision). Stops at the same relative gradient (max-norm). Memory O(d)
+    beyond the data."""
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    x = np.array(x0, dtype=float)
+    d = x.size
+    counts = {"function": 1, "gradient": 1, "hessian": 0}
+    f, g, _ = objective.evaluate(x, False)
+    gnorm = float(np.abs(g).max())
+    tol = _tolerance(gnorm, gtol)
+    gref = gnorm
+    for it in range(maxiter + 1):
+        if gnorm <= tol:
+            return _report(objective, x, f, gnorm, it, counts, 0,
+                           f"converged: gradient {gnorm:.3g} <= tolerance {tol:.3g}",
+                           "hessian-free", gref)
+        if it == maxiter:
+            break
+
+        def mv(v, x=x):
+            counts["hessian"] += 1
+            return objective.hessp(x, v)
+
+        H = LinearOperator((d, d), matvec=mv, dtype=float)
+        # forcing term: solve to a relative residual that shrinks with the gradient (superlinear)
+        rtol = min(0.5, float(np.sqrt(gnorm / max(gref, 1e-300))), 1e-2 if it else 0.5)
+        p, _ = cg(H, -g, rtol=max(rtol, 1e-14), maxiter=10 * d)
+        slope = float(g @ p)
+        if not slope < 0:
+            p, slope = -g, -float(g @ g)
+        phi = objective.line(x, p, False)
+        t, f_new = 1.0, phi(1.0)
+        counts["function"] += 1
+        tiny = -slope <= 8 * _EPS * max(abs(f), getattr(objective, "value_scale", 0.0), 1e-300)
+        while not tiny and not (f_new <= f + 1e-4 * t * slope):
+            t *= 0.5
+            if t < 1e-12:
+                return _report(objective, x, f, gnorm, it, counts, 52,
+                               "line search failed: no decrease along the Newton-CG direction "
+                               f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "hessian-free",
+                               gref)
+            f_new = phi(t)
+            counts["function"] += 1
+        x = x + t * p
+        f, g, _ = objective.evaluate(x, False)
+        counts["gradient"] += 1
+        new = float(np.abs(g).max())
+        if tiny and new > 0.5 * gnorm and new > tol:
+            return _report(objective, x, f, new, it + 1, counts, 0,
+                           "converged to working precision: the predicted decrease is below the "
+                           f"rounding of the objective (gradient {new:.3g}, relative target "
+                           f"{tol:.3g})", "hessian-free", gref)
+        gnorm = new
+    return _report(objective, x, f, gnorm, maxiter, counts, 1,
+                   f"iteration limit {maxiter} reached: gradient {gnorm:.3g} > tolerance {tol:.3g}",
+                   "hessian-free", gref)
+
+
 def minimize(objective, x0, *, method: str = "auto", gtol: float = 1e-10,
              maxiter: int | None = None, newton_max_d: int = 1000,
              warm_start: bool = True) -> SolverReport:
-    """Dispatch to :func:`newton` (``d <= newton_max_d`` under ``"auto"``) or :func:`lbfgs`."""
+    """Dispatch to :func:`newton` (``d <= newton_max_d`` under ``"auto"``), above it to
+    :func:`hessian_free` when the objective offers Hessian-vector products (sparse designs),
+    else :func:`lbfgs`."""
     d = np.size(x0)
     if method == "auto":
-        method = "newton" if d <= newton_max_d else "lbfgs"
+        method = "newton" if d <= newton_max_d else (
+            "hessian-free" if hasattr(objective, "hessp") else "lbfgs")
+    if method == "hessian-free":
+        return hessian_free(objective, x0, gtol=gtol, maxiter=maxiter or 200)
     if method == "newton":
         if warm_start:
             return _newton_warm(objective, x0, gtol=gtol, maxiter=maxiter or 200)

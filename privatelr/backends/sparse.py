@@ -203,6 +203,18 @@ class SparseObjective:
             H[np.diag_indices_from(H)] += self.lambda_
         return self._value_from(w, lv), g, H
 
+    def hessp(self, w, v) -> np.ndarray:
+        """The Hessian of ``J`` at ``w`` times ``v``: ``X'(c * (X v)) + lambda v``, two sparse
+        products and O(n + d) memory (the margins at ``w`` are kept from the last call)."""
+        w = np.asarray(w, dtype=float)
+        cached = getattr(self, "_curv", None)
+        if cached is None or not np.array_equal(cached[0], w):
+            c = self._terms(self._margins(w), True)[2] / self.n
+            if self.weights is not None:
+                c = c * self.weights
+            cached = self._curv = (w.copy(), c)
+        return np.asarray(self.XT @ (cached[1] * (self.X @ v))).ravel() + self.lambda_ * v
+
     def information(self, w) -> np.ndarray:
         m = self._margins(np.asarray(w, dtype=float))
         return self._hessian(self._terms(m, True)[2])

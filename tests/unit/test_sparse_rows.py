@@ -85,3 +85,17 @@ def test_walr_release_and_trainer_take_sparse_features():
     a = walr_fit(X, rel, lambda_=1e-3, solver="newton")
     b = walr_fit(X.toarray(), rel, lambda_=1e-3, solver="newton")
     np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-12)
+
+
+def test_hessian_free_newton_above_the_newton_limit():
+    """d = 1500 > 1000: the sparse objective is solved by Newton-CG on Hessian-vector
+    products, the dense one by Newton's method with the exact Hessian; both to a relative
+    gradient of 1e-12."""
+    X, y = _data(n=3000, d=1499, density=0.01, seed=7)
+    with pytest.warns(UserWarning):
+        a = erm.fit(X, y, lambda_=1e-4, eps=1.0, random_state=2, gtol=1e-12)
+    assert a.solver == "hessian-free" and a.convergence == 0
+    with pytest.warns(UserWarning):
+        b = erm.fit(X.toarray(), y, lambda_=1e-4, eps=1.0, random_state=2, gtol=1e-12,
+                    solver="newton")
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-8)

@@ -1,0 +1,124 @@
+"""Sparse designs end to end in the engine: fit time, peak memory, agreement with a dense fit
+(issue 18).
+
+The design: ``n`` rows (default 1e6) of ``d`` columns (default 10,000) with an intercept column
+of 0.5 and ``k`` (default 20) non-zeros per row at uniformly drawn columns, values uniform in
+[-1, 1], each row scaled to norm 0.85 (so every row, intercept included, has norm <= 1: no
+clipping), held as a CSR matrix (about 12 bytes per non-zero); labels from the logistic model
+with a fixed coefficient vector (seed 2026). ``erm.fit`` runs on it at eps = 1 (objective
+perturbation and Gaussian objective perturbation, delta = 1e-6; lambda = 1e-4), solved by the
+Hessian-free Newton method (``solver="auto"`` above d = 1000: trust region on Hessian-vector
+products), relative gradient 1e-10.
+
+Printed per method: wall time of the fit, the process's peak resident memory
+(``resource.getrusage``; each method in a fresh process, so the peak is that fit's: the data
+plus what the fit allocates), the CSR size, and the memory a dense copy would take. Then the
+agreement check: on the first ``--check-rows`` rows (default 4,000) the sparse and the dense
+design give coefficients equal to ``--agree`` (1e-8) with the same seed and a relative gradient of 1e-13 (the sparse design by the Hessian-free Newton method,
+the dense one by Newton's method with the exact d x d Hessian).
+
+Run: ``python benchmarks/bench_sparse.py [--n 1000000] [--d 10000] [--k 20] [--markdown]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def design(n: int, d: int, k: int, seed: int = 2026):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng([seed, n, d, k])
+    cols = rng.integers(1, d, size=(n, k))
+    vals = rng.uniform(-1.0, 1.0, size=(n, k))
+    vals *= 0.85 / np.linalg.norm(vals, axis=1, keepdims=True)
+    indptr = np.arange(0, n * (k + 1) + 1, k + 1)
+    indices = np.c_[np.zeros(n, dtype=np.int64), cols].ravel()
+    data = np.c_[np.full(n, 0.5), vals].ravel()
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
+    X.sum_duplicates()           # a column drawn twice in a row: its values add (norm <= 0.85*sqrt2)
+    w0 = np.random.default_rng(seed).standard_normal(d) * 2.0
+    p = 1.0 / (1.0 + np.exp(-(X @ w0)))
+    y = (rng.uniform(size=n) < p).astype(np.int8)
+    return X, y
+
+
+def one(args) -> dict:
+    """One fit in this process: time and peak memory."""
+    from privatelr import erm
+
+    X, y = design(args.n, args.d, args.k)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    kw = dict(delta=1e-6) if args.method == "gaussian" else {}
+    start = time.perf_counter()
+    res = erm.fit(X, y, lambda_=args.lam, eps=1.0, method=args.method, random_state=1,
+                  data_norm=float(max(1.0, norms.max())), **kw)
+    seconds = time.perf_counter() - start
+    return dict(method=args.method, seconds=seconds, status=res.status,
+                iterations=res.iterations, passes=res.passes,
+                peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                csr_mb=(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20,
+                dense_mb=args.n * args.d * 8 / 2**20)
+
+
+def agree(args) -> float:
+    from privatelr import erm
+
+    X, y = design(args.n, args.d, args.k)
+    Xs, ys = X[: args.check_rows], y[: args.check_rows]
+    a = erm.fit(Xs, ys, lambda_=args.lam, eps=1.0, random_state=3, gtol=1e-13,
+                data_norm=1.3)
+    b = erm.fit(Xs.toarray(), ys, lambda_=args.lam, eps=1.0, random_state=3, solver="newton",
+                gtol=1e-13, data_norm=1.3)
+    return float(np.abs(a.coef - b.coef).max())
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--d", type=int, default=10_000)
+    ap.add_argument("--k", type=int, default=20)
+    ap.add_argument("--lam", type=float, default=1e-4)
+    ap.add_argument("--check-rows", type=int, default=4000)
+    ap.add_argument("--agree", type=float, default=1e-8)
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--one", choices=["objective", "gaussian"], help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        args.method = args.one
+        print(json.dumps(one(args)))
+        return
+    rows = []
+    for method in ("objective", "gaussian"):
+        cmd = [sys.executable, __file__, "--one", method, "--n", str(args.n), "--d", str(args.d),
+               "--k", str(args.k), "--lam", str(args.lam)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+    diff = agree(args)
+    h = "## " if args.markdown else ""
+    print(f"{h}Sparse designs (bench_sparse.py, issue 18)\n")
+    print(f"- command: `python benchmarks/bench_sparse.py{' --markdown' if args.markdown else ''}`"
+          f"; n = {args.n}, d = {args.d}, {args.k} non-zeros per row + intercept, lambda = "
+          f"{args.lam:g}, eps = 1; load average {os.getloadavg()[0]:.2f}\n")
+    print("| method | fit (s) | Newton iterations | passes | peak RSS (MB) | CSR (MB) | dense would be (MB) | status |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['method']} | {r['seconds']:.1f} | {r['iterations']} | {r['passes']} | "
+              f"{r['peak_mb']:.0f} | {r['csr_mb']:.0f} | {r['dense_mb']:.0f} | {r['status']} |")
+    verdict = "PASS" if diff <= args.agree else "FAIL"
+    top = max(r["peak_mb"] for r in rows)
+    print(f"\n- peak RSS {top:.0f} MB (target < 2048 MB): {'PASS' if top < 2048 else 'FAIL'}")
+    print(f"- sparse vs dense on the first {args.check_rows} rows: max |coef difference| = "
+          f"{diff:.2e} (target <= {args.agree:g}): {verdict}")
+
+
+if __name__ == "__main__":
+    main()
