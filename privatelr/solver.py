@@ -106,6 +106,23 @@ def _secant_update(H, s, y):
 _STEP_CAP = 1e6
 
 
+def _backtrack(phi, objective, f: float, slope: float, counts: dict):
+    """Armijo backtracking along a Newton direction: ``(t, tiny)``, ``t`` None when no
+    decrease was found down to ``t = 1e-12``. The decrease Newton predicts, ``-slope/2``, may
+    be below the rounding of ``f``; then (``tiny``) the quadratic model is exact to working
+    precision and the full step is taken unchecked."""
+    t, f_new = 1.0, phi(1.0)
+    counts["function"] += 1
+    tiny = -slope <= 8 * _EPS * max(abs(f), getattr(objective, "value_scale", 0.0), 1e-300)
+    while not tiny and not (f_new <= f + 1e-4 * t * slope):
+        t *= 0.5
+        if t < 1e-12:
+            return None, tiny
+        f_new = phi(t)
+        counts["function"] += 1
+    return t, tiny
+
+
 def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
            grad_ref: float | None = None, hessian0=None) -> SolverReport:
     """Minimise a strongly convex objective by damped Newton steps.
@@ -168,20 +185,11 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         # Prefetch the Hessian at the full step in the line-search pass only while convergence
         # is slow; in the fast phase the current Hessian is kept (lazy Newton).
         prefetch = last_ratio >= slow
-        phi = objective.line(x, p, prefetch)
-        t, f_new = 1.0, phi(1.0)
-        counts["function"] += 1
-        # The decrease Newton predicts, -slope/2, may be below the rounding of f; then the
-        # quadratic model is exact to working precision and the full step is taken unchecked.
-        tiny = -slope <= 8 * _EPS * max(abs(f), getattr(objective, "value_scale", 0.0), 1e-300)
-        while not tiny and not (f_new <= f + 1e-4 * t * slope):
-            t *= 0.5
-            if t < 1e-12:
-                return _report(objective, x, f, gnorm, it, counts, 52,
-                               "line search failed: no decrease along the Newton direction "
-                               f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "newton", gref)
-            f_new = phi(t)
-            counts["function"] += 1
+        t, tiny = _backtrack(objective.line(x, p, prefetch), objective, f, slope, counts)
+        if t is None:
+            return _report(objective, x, f, gnorm, it, counts, 52,
+                           "line search failed: no decrease along the Newton direction "
+                           f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "newton", gref)
         step = t * p
         x = x + step
         fresh = prefetch and t == 1.0
@@ -285,19 +293,11 @@ def hessian_free(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200) -> S
         slope = float(g @ p)
         if not slope < 0:
             p, slope = -g, -float(g @ g)
-        phi = objective.line(x, p, False)
-        t, f_new = 1.0, phi(1.0)
-        counts["function"] += 1
-        tiny = -slope <= 8 * _EPS * max(abs(f), getattr(objective, "value_scale", 0.0), 1e-300)
-        while not tiny and not (f_new <= f + 1e-4 * t * slope):
-            t *= 0.5
-            if t < 1e-12:
-                return _report(objective, x, f, gnorm, it, counts, 52,
-                               "line search failed: no decrease along the Newton-CG direction "
-                               f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "hessian-free",
-                               gref)
-            f_new = phi(t)
-            counts["function"] += 1
+        t, tiny = _backtrack(objective.line(x, p, False), objective, f, slope, counts)
+        if t is None:
+            return _report(objective, x, f, gnorm, it, counts, 52,
+                           "line search failed: no decrease along the Newton-CG direction "
+                           f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "hessian-free", gref)
         x = x + t * p
         f, g, _ = objective.evaluate(x, False)
         counts["gradient"] += 1
