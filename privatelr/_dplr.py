@@ -72,7 +72,7 @@ from ._validation import check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
-from .calibration import GAUSSIAN_METHODS, METHODS, default_lambda, norm_bound
+from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -364,15 +364,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         raise ValueError(f"threshold must be one of {_THRESHOLDS}, got {threshold!r}")
     for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
         check_bool(name, flag)
-    method = _method(method, op)
-    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-    if delta and method not in GAUSSIAN_METHODS:
-        raise ValueError(f"delta={delta:g} is for method='gaussian' or 'amp'; method={method!r} "
-                         "is eps-differentially private: drop delta")
-    if method in GAUSSIAN_METHODS and eps > 0 and not math.isinf(eps) and not delta > 0:
-        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
-                         "delta=1e-6, well below 1/n); pass delta=, or method='objective' for "
-                         "pure eps-differential privacy")
+    method, delta = check_method(_method(method, op), eps, delta)
     if compat is not None and method in GAUSSIAN_METHODS:
         raise ValueError("compat='PrivateLR' reproduces R, which has no Gaussian methods; drop "
                          "compat= or use method='objective'/'output'")
@@ -445,9 +437,6 @@ def _method(method, op: bool) -> str:
     """The mechanism from ``method=`` and R's ``op=`` (which it overrides, consistently)."""
     if method is None:
         return "objective" if op else "output"
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
-                         f"{method!r}")
     if not op and method != "output":
         raise ValueError(f"op=False (output perturbation) contradicts method={method!r}; pass "
                          "one of them")

@@ -117,7 +117,7 @@ from ._validation import (FLOAT_MAX, GRADIENT_LIMIT, LOG_FLOAT_MAX, TINY, check_
                           exp_or_raise, log1p_exp, log_expm1)
 
 __all__ = ["Calibration", "calibrate", "default_lambda", "norm_bound", "label_sensitivity", "warn_costly",
-           "METHODS", "calibrate_multinomial", "default_lambda_multinomial"]
+           "METHODS", "calibrate_multinomial", "default_lambda_multinomial", "check_method"]
 
 METHODS = ("objective", "output", "gaussian", "amp")
 #: Methods with Gaussian noise: they need ``delta`` > 0.
@@ -235,6 +235,30 @@ _ADVICE = {
 }
 
 
+def check_method(method, eps: float, delta) -> tuple[str, float]:
+    """``(method, delta)`` checked against each other: a method of :data:`METHODS`; the Gaussian
+    methods need ``delta`` in (0, 1) in a private fit, the ε-DP ones take none (the one rule of
+    every front end).
+
+    Examples
+    --------
+    >>> check_method("gaussian", 1.0, 1e-6)
+    ('gaussian', 1e-06)
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
+                         f"{method!r}")
+    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if method in GAUSSIAN_METHODS and eps > 0 and not math.isinf(eps) and not delta > 0:
+        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
+                         "delta=1e-6, well below 1/n); pass delta=, or method='objective' for "
+                         "pure eps-differential privacy")
+    if method not in GAUSSIAN_METHODS and delta:
+        raise ValueError(f"delta={delta:g} is for method='gaussian' or 'amp'; method={method!r} "
+                         "is eps-differentially private: drop delta")
+    return method, delta
+
+
 def _noise_scale(direct: float | None, log_scale: float, d: int, terms: dict,
                  formula: str) -> float:
     """The noise scale, or ValueError when it underflows to 0 or its noise could overflow.
@@ -301,8 +325,6 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     >>> calibrate(150, 5, eps=1.0, lambda_=1e-300).lambda_ == 0.25 / (150 * math.expm1(0.25))
     True
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if small_eps not in ("adjust", "error"):
         raise ValueError(f"small_eps must be 'adjust' or 'error', got {small_eps!r}")
     n = check_int("n", n, low=1)
@@ -314,7 +336,7 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
     c = check_real("curvature", curvature, low=0.0, low_open=True)
     common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
-    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    method, delta = check_method(method, eps, delta)
     if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
                            lambda_=lambda_, noise_scale=0.0, status="ok", **common)
@@ -330,9 +352,6 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
                            noise_scale=scale, status="ok", **common)
     if method in GAUSSIAN_METHODS:
         return _calibrate_gaussian(method, eps, delta, lambda_, small_eps, amp_gamma, common)
-    if delta:
-        raise ValueError(f"delta={delta:g} is for the Gaussian methods ('gaussian', 'amp'); "
-                         f"method={method!r} is eps-differentially private: pass delta=0")
     # penalty 2 log(1 + q), q = cAB^2/(n lambda): log1p(q) = log(1 + e^log q) when q leaves range
     q = _ratio((c, A, B, B), (n, lambda_))
     if q is not None:
@@ -389,10 +408,6 @@ def _calibrate_gaussian(method, eps, delta, lambda_, small_eps, amp_gamma, commo
     """The Gaussian methods' calibration (module docstring: Gaussian objective perturbation, AMP)."""
     from .mechanisms import gaussian_sigma_analytic, objective_gaussian_sigma
 
-    if not delta > 0:
-        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
-                         "delta=1e-6, well below 1/n); pass delta=, or use method='objective' "
-                         "for pure eps-differential privacy")
     n, A, B, c = common["n"], common["weights_bound"], common["data_norm"], common["curvature"]
     eps1, delta1 = eps, delta
     if method == "amp":

@@ -46,7 +46,7 @@ import numpy as np
 from ._validation import check_bool, check_gradient_scale, check_real
 from .accountant import require_budget
 from .backends import as_rows
-from .calibration import GAUSSIAN_METHODS, METHODS, Calibration, calibrate, warn_costly
+from .calibration import GAUSSIAN_METHODS, Calibration, calibrate, check_method, warn_costly
 from .inference import check_inference, release_information, split_budget
 from .losses import HuberLoss, LogisticLoss, Loss, get_loss
 from .mechanisms import check_random_state, gaussian_noise, sphere_gamma_noise
@@ -155,9 +155,6 @@ def fit(X, y, *, lambda_: float, eps: float, method: str = "objective",
                             allow_nonconverged=allow_nonconverged, delta=delta,
                             amp_gamma=amp_gamma)
     share = check_inference(inference, options["eps"])
-    if share is not None and options["method"] in GAUSSIAN_METHODS:
-        raise ValueError("inference= is available with the eps-DP methods ('objective', "
-                         "'output'); drop it or choose one of them")
     if share is not None and options["loss"].name != "logistic":
         raise ValueError("inference= is for the logistic loss (glm's model); drop it or use "
                          "loss='logistic'")
@@ -179,17 +176,7 @@ def check_options(*, lambda_, eps, method="objective", loss="logistic", h=0.5, d
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     for name, flag in (("clip", clip), ("allow_nonconverged", allow_nonconverged)):
         check_bool(name, flag)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
-                         f"{method!r}")
-    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-    if method in GAUSSIAN_METHODS and cal_private(eps) and not delta > 0:
-        raise ValueError(f"method={method!r} adds Gaussian noise and needs delta in (0, 1) (e.g. "
-                         "delta=1e-6, well below 1/n); pass delta=, or method='objective' for "
-                         "pure eps-differential privacy")
-    if method not in GAUSSIAN_METHODS and delta:
-        raise ValueError(f"delta={delta:g} is for method='gaussian' or 'amp'; method={method!r} "
-                         "is eps-differentially private: drop delta")
+    method, delta = check_method(method, eps, delta)
     if amp_gamma is not None:
         if method != "amp":
             raise ValueError("amp_gamma is for method='amp'; drop it")

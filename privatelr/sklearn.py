@@ -95,7 +95,7 @@ from . import erm
 from ._validation import as_weights, check_bool, check_real, real_vector
 from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
-from .calibration import METHODS, default_lambda, norm_bound
+from .calibration import check_method, default_lambda, norm_bound
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
 
@@ -310,8 +310,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """K > 2 classes: softmax regression (:mod:`privatelr.multinomial`), in memory; the
         covariates are clipped to (or refused beyond) ``data_norm`` and the intercept column
         added, so every design row has norm at most ``sqrt(data_norm**2 + 1)``."""
-        from scipy.special import softmax  # noqa: F401  (predict_proba uses it)
-
         from . import multinomial
         from ._validation import clip_rows, row_norms
         from .calibration import default_lambda_multinomial
@@ -397,8 +395,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Everything :meth:`fit` does before the engine: ``(private, rows, scan, options,
         classes_, n_clipped)``. ``announce`` warns inside a scikit-learn search."""
         # the settings first: a refused fit reads no data (and charges nothing)
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         for name in ("clip", "fit_intercept"):
             check_bool(name, getattr(self, name))
         B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
@@ -414,8 +410,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "sample_weight given without sample_weight_bound: a private fit calibrates its "
                 "noise for a public upper bound on every weight; pass "
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
-        delta = erm.check_options(lambda_=1.0, eps=eps, method=self.method,
-                                  delta=self.delta)["delta"]
+        _, delta = check_method(self.method, eps, self.delta)
         if self.accountant is not None:
             require_budget(self.accountant, eps, delta)
         if private and announce:
