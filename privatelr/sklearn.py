@@ -8,7 +8,11 @@ this module or scikit-learn.
 ``coef_``, ``intercept_``) and works in a :class:`~sklearn.pipeline.Pipeline`. Every fit is one
 run of the engine :func:`privatelr.erm.fit_rows`. ``X`` and ``y`` may be Dask collections: the
 fit then runs partition-wise on the cluster (same noise, same coefficients to rounding), and
-``predict``, ``predict_proba`` and ``decision_function`` return lazy Dask arrays.
+``predict``, ``predict_proba`` and ``decision_function`` return lazy Dask arrays. ``X`` may be a
+``scipy.sparse`` matrix or array (CSR; other formats are converted to CSR once): it is never
+densified — the intercept is a stored column of ones, the norms, clipping and solver passes
+read the stored values (:mod:`privatelr.backends.sparse`), so a fit needs O(nnz + n + d)
+memory and releases the dense fit's coefficients (to rounding) at the same ``random_state``.
 
 Privacy contract
 ----------------
@@ -95,6 +99,7 @@ from . import erm
 from ._validation import as_weights, check_bool, check_real, real_vector
 from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
+from .backends.sparse import SparseRows, is_sparse
 from .calibration import check_method, default_lambda, norm_bound
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
@@ -104,6 +109,9 @@ __all__ = ["DPLogisticRegression"]
 #: The estimator's ending of :data:`privatelr.erm.OUTSIDE_BOUND` (the rule dplr applies).
 OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm and a "
                 "public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)")
+
+#: The formats ``validate_data`` accepts as they are; other ``scipy.sparse`` formats become CSR.
+SPARSE_FORMATS = ("csr",)
 
 #: What a search or cross-validation over a private estimator spends, and what to use instead.
 MODEL_SELECTION_WARNING = (
@@ -240,6 +248,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False  # see the class docstring: K > 2 needs classes=
+        tags.input_tags.sparse = True             # scipy.sparse X, never densified
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -252,7 +261,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : (n, d) array-like or Dask collection
+        X : (n, d) array-like, scipy.sparse matrix or array, or Dask collection
+            The features, without an intercept column. Sparse ``X`` (CSR; CSC and the other
+            formats are converted to CSR) stays sparse: the intercept is added as a stored
+            column of ones and the fit needs O(nnz + n + d) memory (more than two classes:
+            passed on sparse to :func:`privatelr.multinomial.fit`).
         y : (n,) array-like of labels (0/1, bool, or the declared ``classes``)
         sample_weight : (n,) array-like, optional
             Observation weights, finite and in ``[0, sample_weight_bound]``. A private fit
@@ -327,7 +340,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         private = erm.cal_private(eps)
         if self.accountant is not None:
             require_budget(self.accountant, eps)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
+                             accept_sparse=SPARSE_FORMATS)
         check_classification_targets(y)
         classes = None if self.classes is None else list(self.classes)
         A = None
@@ -335,10 +349,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             A = check_real("sample_weight_bound", self.sample_weight_bound, low=0.0,
                            low_open=True)
         w, A = _sample_weights(sample_weight, X.shape[0], A)
-        norms = row_norms(X)
-        n_clipped = int(np.count_nonzero(norms > B * (1 + 5e-13)))
+        if is_sparse(X):        # norms and clipping from the stored values: X stays sparse
+            sparse_rows = SparseRows(X)
+            n_clipped = sparse_rows.scan(bound=B).n_over
+        else:
+            norms = row_norms(X)
+            n_clipped = int(np.count_nonzero(norms > B * (1 + 5e-13)))
         if n_clipped and self.clip:
-            X, _ = clip_rows(X, B, norms=norms)
+            X = sparse_rows.clipped(B).matrix if is_sparse(X) else clip_rows(X, B, norms=norms)[0]
         elif n_clipped and private:
             raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
         else:
@@ -423,7 +441,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if is_dask(X, y, sample_weight):
             X, y = self._dask_data(X, y, reset=True)
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
+                                 accept_sparse=SPARSE_FORMATS)
             check_classification_targets(y)
             kind = type_of_target(y, input_name="y", raise_unknown=True)
             if kind not in ("binary", "unknown") and np.unique(y).size > 2:
@@ -432,9 +451,12 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         classes, y01 = _declared_classes(self.classes, y, learn=not private)
         w, A = _sample_weights(sample_weight, X.shape[0], A)
         k = int(self.fit_intercept)
-        rows = as_rows(X, y01, w, A)
-        if k:
-            rows = rows.mapped(_with_intercept, rows.d + 1)
+        if is_sparse(X):        # the intercept as a stored column: the design stays sparse
+            rows = as_rows(_with_intercept(X) if k else X, y01, w, A)
+        else:                   # in memory or partition-wise on Dask
+            rows = as_rows(X, y01, w, A)
+            if k:
+                rows = rows.mapped(_with_intercept, rows.d + 1)
         design_norm = norm_bound(B, bool(k))
         if requested is None:
             lam = default_lambda(rows.n, eps, data_norm=design_norm,
@@ -515,22 +537,25 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Log-odds of ``classes_[1]``, shape (n,); a lazy Dask vector for Dask ``X``. With
-        more than two classes: the K softmax scores, shape (n, K)."""
+        more than two classes: the K softmax scores, shape (n, K). ``X`` may be
+        ``scipy.sparse`` (scored as ``X @ coef_.T + intercept_``, never densified)."""
         check_is_fitted(self)
         if self.coef_.shape[0] > 1:
-            X = validate_data(self, X, dtype=np.float64, reset=False)
-            return X @ self.coef_.T + self.intercept_
+            X = validate_data(self, X, dtype=np.float64, reset=False,
+                              accept_sparse=SPARSE_FORMATS)
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         if is_dask(X):
             from .backends.dask import map_row_blocks
 
             X, _ = self._dask_data(X, reset=False)
             return map_row_blocks(X, partial(_log_odds, coef=self.coef_[0],
                                              intercept=self.intercept_[0]))
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=SPARSE_FORMATS)
         return _log_odds(X, coef=self.coef_[0], intercept=self.intercept_[0])
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities, shape (n, 2) (or (n, K)), columns in the order of ``classes_``."""
+        """Class probabilities, shape (n, 2) (or (n, K)), columns in the order of ``classes_``;
+        ``X`` as for :meth:`decision_function` (dense, ``scipy.sparse`` or Dask)."""
         z = self.decision_function(X)
         if z.ndim == 2:
             from scipy.special import softmax
@@ -540,7 +565,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return np.stack([1.0 - p1, p1], axis=1)
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba`, computed stably."""
+        """Logarithm of :meth:`predict_proba`, computed stably (``X`` dense, sparse or Dask)."""
         z = self.decision_function(X)
         if z.ndim == 2:
             from scipy.special import log_softmax
@@ -549,19 +574,29 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return np.stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)], axis=1)
 
     def predict(self, X) -> np.ndarray:
-        """Predicted labels (``classes_[1]`` where the log-odds are positive)."""
+        """Predicted labels (``classes_[1]`` where the log-odds are positive); ``X`` dense,
+        ``scipy.sparse`` or Dask."""
         z = self.decision_function(X)  # checks fitted state first
         if z.ndim == 2:
             return self.classes_[np.argmax(z, axis=1)]
         return np.where(z > 0, self.classes_[1], self.classes_[0])
 
 
-def _with_intercept(X: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+def _with_intercept(X):
+    """``[1, X]``; a ``scipy.sparse`` ``X`` gets a stored column of ones and stays sparse
+    (CSR, O(nnz + n))."""
+    n = X.shape[0]
+    if is_sparse(X):
+        import scipy.sparse as sp
+
+        ones = sp.csr_matrix((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)),
+                             shape=(n, 1))
+        return sp.hstack([ones, X], format="csr")
+    return np.concatenate([np.ones((n, 1)), X], axis=1)
 
 
-def _log_odds(X: np.ndarray, *, coef: np.ndarray, intercept: float) -> np.ndarray:
-    return X @ coef + intercept
+def _log_odds(X, *, coef: np.ndarray, intercept: float) -> np.ndarray:
+    return np.asarray(X @ coef).reshape(-1) + intercept
 
 
 def _model_selection_caller() -> str | None:

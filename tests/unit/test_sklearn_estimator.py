@@ -49,9 +49,12 @@ _PRIVATE_BY_DESIGN = {
 # A weight of 2 is not a repeated row here, private or not: the objective averages the losses
 # over the public row count n (the calibration's n), so repeating rows changes n and with it the
 # balance of loss and penalty. Normalising by the sum of the weights instead would make the
-# normaliser a statistic of the private weights.
-_WEIGHT_IS_NOT_A_REPEAT = {"check_sample_weight_equivalence_on_dense_data":
-                           "loss averaged over the public n rows, not the sum of the weights"}
+# normaliser a statistic of the private weights. The same check on sparse data runs because the
+# estimator takes scipy.sparse X (tags.input_tags.sparse).
+_WEIGHT_IS_NOT_A_REPEAT = {
+    f"check_sample_weight_equivalence_on_{kind}_data":
+        "loss averaged over the public n rows, not the sum of the weights"
+    for kind in ("dense", "sparse")}
 
 
 @parametrize_with_checks([DPLogisticRegression(clip=True, sample_weight_bound=5.0,

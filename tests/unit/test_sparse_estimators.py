@@ -1,0 +1,135 @@
+"""scipy.sparse designs through the estimators: privatelr.sklearn.DPLogisticRegression. A
+sparse fit releases the dense fit's coefficients (to rounding) at the same random_state,
+predicts the same, accepts CSC and sparse arrays, never densifies, and refuses (with the fix in
+the message) what would densify."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+TOL = 1e-10
+
+
+def _sparse(n=800, p=12, density=0.15, seed=0, scale=0.5):
+    """A CSR design with ``density`` stored values in ``[-scale, scale]`` and labels from a
+    logistic model."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=density, random_state=seed, format="csr")
+    X.data = rng.uniform(-scale, scale, X.data.size)
+    w0 = rng.normal(size=p) * 2
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(X @ w0) - 0.3))).astype(int)
+    return X, y
+
+
+def _dense(X) -> np.ndarray:
+    """The dense copy of a sparse matrix, built from its stored values (``toarray`` may be
+    patched to raise)."""
+    C = sp.coo_matrix(X)
+    out = np.zeros(C.shape)
+    np.add.at(out, (C.row, C.col), C.data)
+    return out
+
+
+@pytest.fixture
+def no_densify(monkeypatch):
+    """``toarray``/``todense`` of a sparse matrix or array with as many rows as the data (every
+    data set here has at least 200 rows) raises while it is active; the engine's d x d Hessian
+    (d < 200) is made dense on purpose."""
+    originals = {}
+
+    def refuse(self, *args, **kwargs):
+        if self.shape[0] >= 200:
+            raise AssertionError("a sparse X was densified")
+        return originals[type(self), "toarray"](self, *args, **kwargs)
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array,
+                sp.coo_array):
+        originals[cls, "toarray"] = cls.toarray
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+
+
+# -- DPLogisticRegression ---------------------------------------------------------------------
+
+@pytest.fixture
+def DPLogisticRegression():
+    """The estimator class (scikit-learn is an optional extra: these tests skip without it)."""
+    pytest.importorskip("sklearn")
+    from privatelr.sklearn import DPLogisticRegression
+
+    return DPLogisticRegression
+
+
+def _assert_same_estimator(a, b):
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=TOL)
+    assert a.lambda_used_ == b.lambda_used_
+    assert a.n_clipped_ == b.n_clipped_
+    assert a.result_.calibration == b.result_.calibration
+    assert a.classes_.tolist() == b.classes_.tolist()
+
+
+@pytest.mark.parametrize("params", [
+    dict(method="objective"),
+    dict(method="output", eps=2.0),
+    dict(method="gaussian", delta=1e-6),
+    dict(method="objective", fit_intercept=False, alpha=0.01),
+    dict(method="objective", data_norm=0.6, clip=True),     # some rows clipped
+], ids=["objective", "output", "gaussian", "no-intercept", "clipped"])
+def test_estimator_sparse_fit_equals_dense_fit(params, no_densify, DPLogisticRegression):
+    X, y = _sparse(seed=1)
+    a = DPLogisticRegression(random_state=3, **params).fit(X, y)
+    b = DPLogisticRegression(random_state=3, **params).fit(_dense(X), y)
+    _assert_same_estimator(a, b)
+    if params.get("clip"):
+        assert a.n_clipped_ > 0
+    X_test, _ = _sparse(n=300, seed=2)
+    for name in ("decision_function", "predict_proba", "predict_log_proba"):
+        np.testing.assert_allclose(getattr(a, name)(X_test), getattr(b, name)(_dense(X_test)),
+                                   rtol=0, atol=TOL, err_msg=name)
+        np.testing.assert_allclose(getattr(a, name)(X_test), getattr(a, name)(_dense(X_test)),
+                                   rtol=0, atol=TOL, err_msg=name)
+    np.testing.assert_array_equal(a.predict(X_test), b.predict(_dense(X_test)))
+
+
+def test_estimator_sample_weights_and_declared_classes_on_sparse(no_densify, DPLogisticRegression):
+    X, y = _sparse(seed=4)
+    w = np.random.default_rng(5).uniform(0, 2, X.shape[0])
+    labels = np.where(y == 1, "yes", "no")
+    kw = dict(eps=1.0, sample_weight_bound=2.0, classes=["no", "yes"], random_state=0)
+    a = DPLogisticRegression(**kw).fit(X, labels, sample_weight=w)
+    b = DPLogisticRegression(**kw).fit(_dense(X), labels, sample_weight=w)
+    _assert_same_estimator(a, b)
+    assert set(a.predict(X)) <= {"no", "yes"}
+
+
+@pytest.mark.parametrize("fmt", [sp.csc_matrix, sp.csr_array, sp.csc_array, sp.coo_matrix])
+def test_estimator_accepts_csc_and_sparse_arrays(fmt, no_densify, DPLogisticRegression):
+    X, y = _sparse(seed=6)
+    ref = DPLogisticRegression(random_state=0).fit(X, y)
+    got = DPLogisticRegression(random_state=0).fit(fmt(X), y)
+    np.testing.assert_array_equal(got.coef_, ref.coef_)
+    np.testing.assert_array_equal(got.intercept_, ref.intercept_)
+    np.testing.assert_array_equal(got.predict_proba(fmt(X)), ref.predict_proba(X))
+
+
+def test_estimator_advertises_sparse_input(DPLogisticRegression):
+    tags = DPLogisticRegression().__sklearn_tags__()
+    assert tags.input_tags.sparse is True
+
+
+def test_estimator_sparse_refusals_name_the_fix(DPLogisticRegression):
+    X, y = _sparse(seed=7, scale=3.0)         # rows above data_norm=1
+    with pytest.raises(ValueError, match="data_norm=1.*clip=True"):
+        DPLogisticRegression(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="data_norm=1.*clip=True"):
+        DPLogisticRegression().check_fit(sp.csc_matrix(X), y)
+    bad = X.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPLogisticRegression(clip=True).fit(bad, y)
+    fitted = DPLogisticRegression(clip=True, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :-1])
