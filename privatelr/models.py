@@ -7,6 +7,8 @@ with **public** bounds on every column, then ``predict``. Every fit runs the one
 and ``weights`` may be Dask collections: the public map (bounds, bias, random features) is then
 applied partition by partition and the fit runs on the cluster, with the same noise and the same
 coefficients (to rounding) as in memory; ``predict`` on Dask data returns a lazy Dask array.
+``X`` may also be a ``scipy.sparse`` matrix or array (any format; used as CSR): it stays sparse
+(see *Sparse X* below).
 
 Conventions (DPpack's, kept here)
 ---------------------------------
@@ -36,6 +38,17 @@ Conventions (DPpack's, kept here)
   :math:`\|b\| \sim \mathrm{Gamma}(d, 2A/\varepsilon')`, output perturbation
   :math:`\|b\| \sim \mathrm{Gamma}(d, 2A/(n\lambda\varepsilon)) = \mathrm{Gamma}(d,
   2A/(\gamma\varepsilon))` (JMLR11 Algorithms 1–2, Theorems 6 and 9).
+* **Sparse X.** The map above sends a value ``x`` of column ``j`` to
+  :math:`\mathrm{clip}(x, l_j, u_j) / (s_j\sqrt p)`. It sends 0 to 0 exactly when
+  :math:`l_j \le 0 \le u_j`; then only the stored values of a ``scipy.sparse`` ``X`` need
+  mapping, the design keeps the sparsity pattern of ``X`` (plus a stored bias column with
+  ``add_bias``), and the fit is the dense fit of the same data (to rounding) in O(nnz + n + p)
+  memory. A column whose public range excludes 0 would turn every zero into a non-zero bound
+  (a dense design), so sparse ``X`` with such bounds is refused (``ValueError``): moving the
+  bound to 0 (``lower_bounds[j] = 0`` when ``lower_bounds[j] > 0``, ``upper_bounds[j] = 0``
+  when ``upper_bounds[j] < 0``) leaves the scale :math:`s_j` unchanged and keeps zeros at zero.
+  The Gaussian kernel of :class:`SVMDP` maps every row to ``D`` dense features and takes dense
+  ``X`` only.
 * **Weights** need a public ``weights_upper_bound``; negative weights are an error, weights above
   the bound are clipped to it (as DPpack does), and every sensitivity scales by the bound.
   Unlike DPpack, weights are also accepted with objective perturbation (the engine calibrates it
@@ -67,6 +80,7 @@ from . import erm
 from ._validation import as_float_matrix, check_bool, check_int, check_real, label_vector, \
     real_vector
 from .backends import as_rows, compute, is_dask
+from .backends.sparse import is_sparse
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
@@ -116,15 +130,78 @@ def as_01_labels(y, n: int) -> np.ndarray:
     return arr
 
 
-def _add_bias(X: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+def _add_bias(X):
+    """``[1, X]``; a ``scipy.sparse`` ``X`` gets a stored column of ones and stays sparse
+    (CSR)."""
+    n = X.shape[0]
+    if is_sparse(X):
+        import scipy.sparse as sp
+
+        ones = sp.csr_matrix((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)),
+                             shape=(n, 1))
+        return sp.hstack([ones, X], format="csr")
+    return np.concatenate([np.ones((n, 1)), X], axis=1)
 
 
-def _bounded_rows(X: np.ndarray, *, lower, upper, divisor, add_bias: bool) -> np.ndarray:
+def _sparse_bounds_error(upper: np.ndarray, lower: np.ndarray) -> ValueError | None:
+    """The refusal of a sparse ``X`` whose public bounds would map zeros to non-zeros (a
+    column ``j`` without ``lower_j <= 0 <= upper_j``), or None when every zero stays zero.
+
+    Examples
+    --------
+    >>> print(_sparse_bounds_error(np.array([1.0, 2.0]), np.array([-1.0, 0.0])))
+    None
+    >>> _sparse_bounds_error(np.array([1.0, 5.0]), np.array([-1.0, 2.0]))
+    ValueError('sparse X needs lower_bounds[j] <= 0 <= upper_bounds[j] for every column j, so that the map clip(x, lower, upper) / scale keeps its zeros at zero; column 1 has bounds [2, 5] (1 column in all), which would turn every zero into a non-zero value and X into a dense design. Set lower_bounds[j] = 0 where it is positive (upper_bounds[j] = 0 where it is negative): the scale max(|lower|, |upper|) stays the same; or pass a dense array (X.toarray())')
+    """
+    bad = np.flatnonzero((lower > 0) | (upper < 0))
+    if not bad.size:
+        return None
+    j = int(bad[0])
+    return ValueError(
+        f"sparse X needs lower_bounds[j] <= 0 <= upper_bounds[j] for every column j, so that "
+        f"the map clip(x, lower, upper) / scale keeps its zeros at zero; column {j} has bounds "
+        f"[{lower[j]:g}, {upper[j]:g}] ({bad.size} column{'s' if bad.size > 1 else ''} in "
+        f"all), which would turn every zero into a non-zero value and X into a dense design. "
+        f"Set lower_bounds[j] = 0 where it is positive (upper_bounds[j] = 0 where it is "
+        f"negative): the scale max(|lower|, |upper|) stays the same; or pass a dense array "
+        f"(X.toarray())")
+
+
+def _bounded_rows(X, *, lower, upper, divisor, add_bias: bool):
     """Rows clipped to the public bounds (bias first when asked) and divided by ``divisor``;
-    a row with a NaN or infinite value stays NaN, for the fit's scan to refuse."""
+    a row with a NaN or infinite value stays NaN, for the fit's scan to refuse.
+
+    A CSR ``X`` (whose bounds pass :func:`_sparse_bounds_error`: zeros map to zero) is mapped
+    on its stored values only and stays sparse; a NaN or infinite stored value becomes NaN."""
     X = _add_bias(X) if add_bias else X
+    if is_sparse(X):
+        import scipy.sparse as sp
+
+        j = X.indices
+        data = np.clip(X.data, lower[j], upper[j]) / divisor[j]
+        data[~np.isfinite(X.data)] = np.nan
+        return sp.csr_matrix((data, j.copy(), X.indptr.copy()), shape=X.shape)
     return _keep_missing(X, np.clip(X, lower, upper) / divisor)
+
+
+def _sparse_float_matrix(name: str, X):
+    """A ``scipy.sparse`` ``X`` as a float64 CSR matrix, 2-D, non-empty and finite (the checks
+    :func:`~privatelr._validation.as_float_matrix` runs on dense arrays), never densified."""
+    import scipy.sparse as sp
+
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows x columns), got {X.ndim}-D")
+    if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or \
+            np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); need at least one row and one "
+                         "column")
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not np.isfinite(X.data).all():
+        raise ValueError(f"{name} holds NaN or infinite values; remove or impute them first")
+    return X
 
 
 def _keep_missing(X: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -212,6 +289,15 @@ class CMSModel:
     def _features(self, X: np.ndarray, add_bias: bool) -> np.ndarray:
         return _add_bias(X) if add_bias else X
 
+    def _check_sparse(self, upper: np.ndarray | None = None,
+                      lower: np.ndarray | None = None) -> None:
+        """Refuse a sparse ``X`` the public map would make dense (``ValueError``); with the
+        bounds (at fit), also bounds that do not contain 0 (:func:`_sparse_bounds_error`)."""
+        if upper is not None:
+            error = _sparse_bounds_error(upper, lower)
+            if error is not None:
+                raise error
+
     # -- public API ------------------------------------------------------------------------
     def fit(self, X, y, upper_bounds, lower_bounds, add_bias: bool = False, weights=None,
             weights_upper_bound: float | None = None, random_state=None, accountant=None):
@@ -219,13 +305,17 @@ class CMSModel:
 
         Parameters
         ----------
-        X : (n, p) array or DataFrame
-            Data (without a bias column).
+        X : (n, p) array, DataFrame, scipy.sparse matrix or array, or Dask collection
+            Data (without a bias column). Sparse ``X`` (any format; used as CSR) stays sparse
+            and needs ``lower_bounds[j] <= 0 <= upper_bounds[j]`` for every column (the map
+            must keep zeros at zero; module docstring, *Sparse X*), else ``ValueError``;
+            ``add_bias`` adds a stored column, so the fit needs O(nnz + n + p) memory.
         y : (n,) array
             Labels 0/1.
         upper_bounds, lower_bounds : (p,) array
             Public bounds of every column; values outside are clipped to them. They must be
-            chosen without looking at the data (or the guarantee does not hold).
+            chosen without looking at the data (or the guarantee does not hold). With sparse
+            ``X`` each range must contain 0.
         add_bias : bool
             Prepend a column of ones (scaled with the rest, see the module docstring).
         weights : (n,) array, optional
@@ -244,16 +334,24 @@ class CMSModel:
         """
         if accountant is not None:
             require_budget(accountant, self.eps, self.delta)
-        rows = as_rows(X)        # in memory or on Dask; values are checked by the fit's scan
+        sparse = is_sparse(X)
+        if sparse:          # CSR float64, real and finite (never densified)
+            X = _sparse_float_matrix("X", X)
+        rows = as_rows(X)   # in memory, sparse or on Dask; values are checked by the fit's scan
         p = rows.d
         upper, lower = column_bounds(upper_bounds, lower_bounds, p)
+        if sparse:          # before anything is drawn: the map must keep the zeros
+            self._check_sparse(upper, lower)
         add_bias = check_bool("add_bias", add_bias)
         y01 = as_01_labels(y, rows.n)
         w, A = self._weights(weights, weights_upper_bound, rows.n)
         rng = check_random_state(random_state)
 
         design, d, divisor = self._design(p, upper, lower, bool(add_bias), rng)
-        rows = as_rows(rows.X, y01, w, A if w is not None else None).mapped(design, d)
+        if sparse:          # the map on the stored values: the design stays sparse
+            rows = as_rows(design(rows.matrix), y01, w, A if w is not None else None)
+        else:
+            rows = as_rows(rows.X, y01, w, A if w is not None else None).mapped(design, d)
         options = erm.check_options(lambda_=self.gamma / rows.n, eps=self.eps,
                                     method=self.perturbation_method, data_norm=1.0,
                                     clip=True, delta=self.delta if math.isfinite(self.eps) else 0.0,
@@ -304,8 +402,11 @@ class CMSModel:
     def _raw(self, X, add_bias: bool) -> np.ndarray:
         self._check_fitted()
         add_bias = check_bool("add_bias", add_bias)
-        lazy = is_dask(X)
-        if not lazy:
+        lazy, sparse = is_dask(X), is_sparse(X)
+        if sparse:
+            self._check_sparse()
+            X = _sparse_float_matrix("X", X)
+        elif not lazy:
             X = as_float_matrix("X", X)
         elif X.ndim != 2:
             raise ValueError(f"X must be 2-D (rows x columns), got {X.ndim}-D")
@@ -319,6 +420,9 @@ class CMSModel:
             from .backends.dask import map_row_blocks
 
             return map_row_blocks(X, partial(_block_scores, model=self, add_bias=bool(add_bias)))
+        if sparse:          # X @ w + bias, no bias column and no dense copy
+            k = int(bool(add_bias))
+            return np.asarray(X @ self.coeff[k:]).reshape(-1) + (self.coeff[0] if k else 0.0)
         return self._features(X, bool(add_bias)) @ self.coeff
 
     def __repr__(self) -> str:
@@ -388,8 +492,9 @@ class LogisticRegressionDP(CMSModel):
     def predict(self, X, add_bias: bool = False, raw_value: bool = False) -> np.ndarray:
         """Predicted labels 0/1, or with ``raw_value=True`` the probabilities ``P(y = 1)``.
 
-        ``add_bias`` must match the value used in :meth:`fit`. A probability of exactly 0.5 is
-        labelled 0 (R's ``round(0.5) == 0``, as in DPpack).
+        ``X`` is an array, DataFrame, ``scipy.sparse`` matrix (scored as ``X @ coeff``, never
+        densified) or Dask collection. ``add_bias`` must match the value used in :meth:`fit`.
+        A probability of exactly 0.5 is labelled 0 (R's ``round(0.5) == 0``, as in DPpack).
         """
         z = self._raw(X, add_bias)
         if raw_value:
@@ -483,6 +588,14 @@ class SVMDP(CMSModel):
     def _engine_kwargs(self) -> dict:
         return {"loss": "huber", "h": self.huber_h}
 
+    def _check_sparse(self, upper=None, lower=None) -> None:
+        if self.kernel == "Gaussian":
+            raise ValueError("sparse X with kernel='Gaussian': the random Fourier features "
+                             "cos(X omega + phase) are dense (n x D values), so the map would "
+                             "densify the design; pass a dense array (X.toarray()) or use "
+                             "kernel='linear'")
+        super()._check_sparse(upper, lower)
+
     def x_to_v(self, X) -> np.ndarray:
         """Map rows to the ``D`` random Fourier features ``sqrt(2/D) cos(X omega + phase)``.
 
@@ -490,6 +603,8 @@ class SVMDP(CMSModel):
         """
         if self.omega is None:
             raise RuntimeError("x_to_v needs the random features drawn by fit(); call fit() first")
+        if is_sparse(X):
+            self._check_sparse()
         X = as_float_matrix("X", X)
         if X.shape[1] != self.omega.shape[0]:
             raise ValueError(f"X has {X.shape[1]} columns, the feature map expects "
@@ -519,8 +634,8 @@ class SVMDP(CMSModel):
     def predict(self, X, add_bias: bool = False, raw_value: bool = False) -> np.ndarray:
         """Predicted labels 0/1 (``score > 0``), or the raw scores with ``raw_value=True``.
 
-        ``add_bias`` must match the value used in :meth:`fit`. A score of exactly 0 is
-        labelled 0, as in DPpack.
+        ``X`` as for :meth:`fit` (sparse ``X``: linear kernel only). ``add_bias`` must match
+        the value used in :meth:`fit`. A score of exactly 0 is labelled 0, as in DPpack.
         """
         z = self._raw(X, add_bias)
         return z if raw_value else (z > 0).astype(int)

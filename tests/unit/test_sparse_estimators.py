@@ -1,13 +1,15 @@
-"""scipy.sparse designs through the estimators: privatelr.sklearn.DPLogisticRegression. A
-sparse fit releases the dense fit's coefficients (to rounding) at the same random_state,
-predicts the same, accepts CSC and sparse arrays, never densifies, and refuses (with the fix in
-the message) what would densify."""
+"""scipy.sparse designs through the estimators: privatelr.sklearn.DPLogisticRegression and the
+DPpack-style models (privatelr.models). A sparse fit releases the dense fit's coefficients (to
+rounding) at the same random_state, predicts the same, accepts CSC and sparse arrays, never
+densifies, and refuses (with the fix in the message) what would densify."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+from privatelr import SVMDP, LogisticRegressionDP
 
 TOL = 1e-10
 
@@ -133,3 +135,103 @@ def test_estimator_sparse_refusals_name_the_fix(DPLogisticRegression):
     fitted = DPLogisticRegression(clip=True, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         fitted.predict(X[:, :-1])
+
+
+# -- DPpack-style models ---------------------------------------------------------------------
+
+def _bounded(n=600, p=8, seed=0):
+    """Sparse data with values in [-3, 3] and public bounds containing 0 (some narrower than the
+    data, so stored values are clipped; one column bounded by [0, 2], one by [-1.5, 0])."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=0.2, random_state=seed, format="csr")
+    X.data = rng.uniform(-3, 3, X.data.size)
+    upper = np.full(p, 2.5)
+    lower = np.full(p, -2.5)
+    upper[0], lower[0] = 2.0, 0.0
+    upper[1], lower[1] = 0.0, -1.5
+    w0 = rng.normal(size=p)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(X @ w0)))).astype(int)
+    return X, y, upper, lower
+
+
+@pytest.mark.parametrize("model", [
+    lambda: LogisticRegressionDP("l2", eps=1.0, gamma=20.0),
+    lambda: LogisticRegressionDP("l2", eps=1.0, gamma=5.0, perturbation_method="output"),
+    lambda: LogisticRegressionDP("l2", eps=1.0, gamma=20.0, perturbation_method="gaussian",
+                                 delta=1e-6),
+    lambda: LogisticRegressionDP("l2", eps=np.inf, gamma=20.0),
+    lambda: SVMDP("l2", eps=1.0, gamma=20.0),
+], ids=["objective", "output", "gaussian", "non-private", "svm-linear"])
+@pytest.mark.parametrize("add_bias", [False, True])
+def test_model_sparse_fit_equals_dense_fit(model, add_bias, no_densify):
+    X, y, upper, lower = _bounded(seed=1)
+    a = model().fit(X, y, upper, lower, add_bias=add_bias, random_state=2)
+    b = model().fit(_dense(X), y, upper, lower, add_bias=add_bias, random_state=2)
+    np.testing.assert_allclose(a.coeff, b.coeff, rtol=0, atol=TOL)
+    assert a.result_.calibration == b.result_.calibration
+    X_test, _, _, _ = _bounded(n=300, seed=3)
+    for raw in (False, True):
+        np.testing.assert_allclose(a.predict(X_test, add_bias=add_bias, raw_value=raw),
+                                   b.predict(_dense(X_test), add_bias=add_bias, raw_value=raw),
+                                   rtol=0, atol=TOL)
+    np.testing.assert_array_equal(a.predict(X_test, add_bias=add_bias),
+                                  a.predict(_dense(X_test), add_bias=add_bias))
+
+
+def test_model_sparse_weights_and_csc(no_densify):
+    X, y, upper, lower = _bounded(seed=4)
+    w = np.random.default_rng(0).uniform(0, 3, X.shape[0])      # some clipped to the bound 2
+    kw = dict(add_bias=True, weights=w, weights_upper_bound=2.0, random_state=1)
+    ref = LogisticRegressionDP(eps=1.0, gamma=20.0).fit(_dense(X), y, upper, lower, **kw)
+    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+        got = LogisticRegressionDP(eps=1.0, gamma=20.0).fit(fmt(X), y, upper, lower, **kw)
+        np.testing.assert_allclose(got.coeff, ref.coeff, rtol=0, atol=TOL)
+        np.testing.assert_allclose(got.predict(fmt(X), add_bias=True, raw_value=True),
+                                   ref.predict(_dense(X), add_bias=True, raw_value=True),
+                                   rtol=0, atol=TOL)
+
+
+def test_model_refuses_bounds_that_would_densify_and_names_the_fix(no_densify):
+    X, y, upper, lower = _bounded(seed=5)
+    lower = lower.copy()
+    lower[3] = 0.5                            # zeros of column 3 would become 0.5
+    model = LogisticRegressionDP(eps=1.0, gamma=20.0)
+    with pytest.raises(ValueError, match=r"lower_bounds\[j\] <= 0 <= upper_bounds\[j\].*"
+                                         r"column 3 has bounds \[0\.5, 2\.5\].*"
+                                         r"Set lower_bounds\[j\] = 0"):
+        model.fit(X, y, upper, lower)
+    assert model.coeff is None                # nothing fitted, nothing kept
+    upper2 = upper.copy()
+    upper2[5], lower[5] = -0.2, -1.0          # a negative range: two columns in all
+    with pytest.raises(ValueError, match=r"2 columns in all"):
+        model.fit(X, y, upper2, lower)
+    lower[3] = 0.0                            # the fix: same scale, zeros stay zero
+    assert model.fit(X, y, upper, np.minimum(lower, 0.0), random_state=0).coeff.shape == (8,)
+    # the dense design takes any bounds (the map densifies nothing there)
+    lower[3] = 0.5
+    assert LogisticRegressionDP(eps=1.0, gamma=20.0).fit(
+        _dense(X), y, upper, lower, random_state=0).coeff.shape == (8,)
+
+
+def test_model_sparse_gaussian_kernel_refused_before_drawing(no_densify):
+    X, y, upper, lower = _bounded(seed=6)
+    svm = SVMDP(eps=1.0, gamma=20.0, kernel="Gaussian", D=20)
+    with pytest.raises(ValueError, match="kernel='Gaussian'.*X.toarray"):
+        svm.fit(X, y, upper, lower, random_state=0)
+    assert svm.omega is None and svm.kernel_param is None and svm.coeff is None
+    svm.fit(_dense(X), y, upper, lower, random_state=0)
+    with pytest.raises(ValueError, match="kernel='Gaussian'"):
+        svm.predict(X)
+
+
+def test_model_sparse_prediction_checks_its_input():
+    X, y, upper, lower = _bounded(seed=7)
+    model = LogisticRegressionDP(eps=1.0, gamma=20.0).fit(X, y, upper, lower, random_state=0)
+    bad = X.copy()
+    bad.data[0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        model.predict(bad)
+    with pytest.raises(ValueError, match="columns"):
+        model.predict(X[:, :-1])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        LogisticRegressionDP(eps=1.0, gamma=20.0).fit(bad, y, upper, lower)
