@@ -448,43 +448,39 @@ def calibrate_multinomial(n: int, d: int, classes: int, *, eps: float, lambda_: 
                           weights_bound: float = 1.0, small_eps: str = "adjust") -> Calibration:
     r"""The privacy calibration of multinomial (softmax) logistic regression over ``K`` classes.
 
-    The model has a coefficient matrix :math:`W \in \mathbb R^{d	imes K}` and minimises
-    :math:`J(W) = rac1n\sum_i a_i\ell_i(W) + rac\lambda2\|W\|_F^2 (+ rac1n\langle
-    B, W
-angle)` with :math:`\ell_i(W) = \log\sum_k e^{x_i^	op w_k} - x_i^	op w_{y_i}`.
+    The model has a coefficient matrix :math:`W \in \mathbb R^{d\times K}` and minimises
+    :math:`J(W) = \frac1n\sum_i a_i\ell_i(W) + \frac\lambda2\|W\|_F^2 (+ \frac1n\langle
+    B, W\rangle)` with :math:`\ell_i(W) = \log\sum_k e^{x_i^\top w_k} - x_i^\top w_{y_i}`.
     Rows :math:`\|x\| \le B`, weights :math:`a \le A`; neighbours replace one row (``n``
     public). The binary theorems carry over with two constants:
 
-    (M1) **Lipschitz.** :math:`
-abla_W\ell = x(p - e_y)^	op`, of Frobenius norm
+    (M1) **Lipschitz.** :math:`\nabla_W\ell = x(p - e_y)^\top`, of Frobenius norm
     :math:`\|x\|\,\|p - e_y\| \le \sqrt2 B`, since :math:`\|p - e_y\|^2 = (1 - p_y)^2 +
-    \sum_{k
-e y}p_k^2 \le 2(1 - p_y)^2 \le 2`. Replacing a row moves the gradient of
+    \sum_{k\ne y}p_k^2 \le 2(1 - p_y)^2 \le 2`. Replacing a row moves the gradient of
     :math:`nJ` by at most :math:`L = 2\sqrt2 AB`.
 
-    (M2) **Curvature.** :math:`
-abla^2_W\ell = (\mathrm{diag}(p) - pp^	op)\otimes xx^	op`,
-    whose eigenvalues are at most :math:`rac12 B^2` (Böhning, *Multinomial logistic regression
-    algorithm*, Ann. Inst. Statist. Math. 44, 1992: :math:`\mathrm{diag}(p) - pp^	op \preceq
-    rac12(I - rac1K\mathbf 1\mathbf 1^	op)`), with rank at most ``K - 1``.
+    (M2) **Curvature.** :math:`\nabla^2_W\ell = (\mathrm{diag}(p) - pp^\top)\otimes xx^\top`,
+    whose eigenvalues are at most :math:`\frac12 B^2` (Böhning, *Multinomial logistic regression
+    algorithm*, Ann. Inst. Statist. Math. 44, 1992: :math:`\mathrm{diag}(p) - pp^\top \preceq
+    \frac12(I - \frac1K\mathbf 1\mathbf 1^\top)`), with rank at most ``K - 1``.
 
     **Objective perturbation** (JMLR11 Theorem 9's change of variables): with
     :math:`M \succeq n\lambda I` the shared rows' part of the Jacobian,
     :math:`\det(M + \Delta)/\det(M + \Delta') \le \det(I + M^{-1}\Delta) \le (1 + q)^{K-1}`,
     :math:`q = AB^2/(2n\lambda)` by (M2), so the Jacobian costs
     :math:`(K - 1)\log(1 + q)` (eq. M3); the noise density
-    :math:`\propto \exp(-arepsilon'\|B\|_F/L)` costs at most :math:`arepsilon'` by (M1) and the
-    triangle inequality. Hence :math:`arepsilon' = arepsilon - (K-1)\log(1 + q)` and
-    :math:`\|B\|_F \sim \mathrm{Gamma}(dK, 2\sqrt2AB/arepsilon')`, uniformly directed in
-    :math:`\mathbb R^{d	imes K}`. When :math:`arepsilon' \le 0` λ is raised to
-    :math:`AB^2/(2n(e^{arepsilon/(2(K-1))} - 1))` and :math:`arepsilon' = arepsilon/2`
+    :math:`\propto \exp(-\varepsilon'\|B\|_F/L)` costs at most :math:`\varepsilon'` by (M1) and the
+    triangle inequality. Hence :math:`\varepsilon' = \varepsilon - (K-1)\log(1 + q)` and
+    :math:`\|B\|_F \sim \mathrm{Gamma}(dK, 2\sqrt2AB/\varepsilon')`, uniformly directed in
+    :math:`\mathbb R^{d\times K}`. When :math:`\varepsilon' \le 0` λ is raised to
+    :math:`AB^2/(2n(e^{\varepsilon/(2(K-1))} - 1))` and :math:`\varepsilon' = \varepsilon/2`
     (status ``"adjusted lambda"``). With ``K = 2`` this is the binary model written with two
     weight vectors (its curvature 1/2 is the logistic 1/4 of :math:`w_1 - w_2` counted twice).
 
     **Output perturbation**: the minimiser of a λ-strongly convex objective whose per-row
     gradients are bounded by :math:`\sqrt2 AB` has sensitivity :math:`2\sqrt2AB/(n\lambda)`
     (JMLR11 Corollary 8's argument), so :math:`\|B\|_F \sim \mathrm{Gamma}(dK,
-    2\sqrt2AB/(n\lambdaarepsilon))`.
+    2\sqrt2AB/(n\lambda\varepsilon))`.
 
     Examples
     --------
