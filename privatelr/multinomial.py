@@ -17,10 +17,12 @@ The calibration — Lipschitz constant :math:`\sqrt2 B`, Böhning's curvature bo
 private labels: it fixes the columns of ``W`` and their meaning. A label outside it is refused
 (fail closed). A non-private fit (``eps`` 0 or inf) may take the sorted distinct labels.
 
-The rows are in memory (a NumPy design, intercept column included by the caller); the solver is
-the package's Newton method on the full :math:`dK \times dK` Hessian (``dK`` up to a few
-hundred) or L-BFGS (``solver="lbfgs"``), stopped at a relative gradient of ``gtol``; a private
-fit that does not converge is refused (the guarantees are for the exact minimiser).
+The rows come through the one pipeline's :class:`~privatelr.rows.RowSource` (:func:`fit_rows`):
+a NumPy design, a ``scipy.sparse`` one (never densified) or Dask partitions, the intercept
+column included by the caller. The solver is the package's Newton method on the full
+:math:`dK \times dK` Hessian up to ``dK = 1000``, Hessian-free Newton above it (in memory),
+stopped at a relative gradient of ``gtol``; a private fit that does not converge is refused
+(the guarantees are for the exact minimiser).
 
 :func:`fit_ovr` is the comparison the literature uses (and diffprivlib ships): one binary
 "class k against the rest" fit per class, each with ε/K (sequential composition: every fit
@@ -33,90 +35,26 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp, softmax
+from scipy.special import expit, softmax
 
-from ._validation import as_float_matrix, check_bool, check_real, clip_rows, row_norms
+from ._validation import as_float_matrix, check_bool, check_real
 from .accountant import require_budget
-from .calibration import Calibration, calibrate_multinomial
+from .calibration import GAUSSIAN_METHODS, Calibration, calibrate_multinomial
+from .losses import LogisticLoss
 from .mechanisms import check_random_state, sphere_gamma_noise
+from .softmax import SoftmaxObjective
 from .solver import minimize
 
-__all__ = ["SoftmaxObjective", "MultinomialResult", "fit", "fit_ovr"]
+__all__ = ["SoftmaxObjective", "MultinomialResult", "fit", "fit_ovr", "fit_rows",
+           "MULTICLASS"]
 
-
-class SoftmaxObjective:
-    """Value, gradient and Hessian of the multinomial objective :math:`J` (module docstring),
-    as a function of ``vec(W)`` (row-major: entry ``j * K + k`` is :math:`W_{jk}`).
-
-    Examples
-    --------
-    >>> X = np.array([[1.0, 0.5], [1.0, -0.5], [1.0, 0.1]])
-    >>> obj = SoftmaxObjective(X, np.array([0, 1, 2]), 3, 0.1)
-    >>> f, g, H = obj.evaluate(np.zeros(6))
-    >>> round(f, 6) == round(math.log(3), 6), H.shape
-    (True, (6, 6))
-    """
-
-    def __init__(self, X, labels, classes: int, lambda_: float, noise=None, weights=None):
-        self.X = X
-        self.n, self.p = X.shape
-        self.K = int(classes)
-        self.d = self.p * self.K
-        self.Y = np.zeros((self.n, self.K))
-        self.Y[np.arange(self.n), labels] = 1.0
-        self.a = np.ones(self.n) if weights is None else np.asarray(weights, dtype=float)
-        self.lambda_ = float(lambda_)
-        self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
-        self.passes = 0
-
-    def _scores(self, w):
-        return self.X @ w.reshape(self.p, self.K)
-
-    def value(self, w) -> float:
-        self.passes += 1
-        Z = self._scores(w)
-        data = float(self.a @ (logsumexp(Z, axis=1) - np.einsum("ik,ik->i", Z, self.Y)))
-        return data / self.n + 0.5 * self.lambda_ * float(w @ w) + float(self.linear @ w)
-
-    def evaluate(self, w, hessian: bool = True):
-        """``(value, gradient, Hessian or None)`` at ``w``: one pass."""
-        w = np.asarray(w, dtype=float)
-        self.passes += 1
-        Z = self._scores(w)
-        lse = logsumexp(Z, axis=1)
-        P = softmax(Z, axis=1)
-        data = float(self.a @ (lse - np.einsum("ik,ik->i", Z, self.Y)))
-        f = data / self.n + 0.5 * self.lambda_ * float(w @ w) + float(self.linear @ w)
-        R = (P - self.Y) * self.a[:, None]
-        g = (self.X.T @ R).ravel() / self.n + self.lambda_ * w + self.linear
-        H = None
-        if hessian:
-            p, K = self.p, self.K
-            H4 = np.empty((p, K, p, K))
-            aP = P * self.a[:, None]
-            for k in range(K):
-                for m in range(k, K):
-                    c = -aP[:, k] * P[:, m]
-                    if m == k:
-                        c = c + aP[:, k]
-                    block = (self.X * c[:, None]).T @ self.X / self.n
-                    H4[:, k, :, m] = block
-                    H4[:, m, :, k] = block.T
-            H = H4.reshape(self.d, self.d) + self.lambda_ * np.eye(self.d)
-        return f, g, H
-
-    def line(self, w, p, hessian: bool = True):
-        """``phi(t) = J(w + t p)`` (each evaluation one pass)."""
-        return lambda t: self.value(w + t * p)
-
-    def information(self, w) -> np.ndarray:
-        """The data term's Hessian at ``w`` (no ridge)."""
-        return self.evaluate(w, True)[2] - self.lambda_ * np.eye(self.d)
+#: The multiclass models: ``"multinomial"`` (softmax) and ``"ovr"`` (one-vs-rest).
+MULTICLASS = ("multinomial", "ovr")
 
 
 @dataclass(frozen=True)
 class MultinomialResult:
-    """A multinomial fit: the release (``coef``, ``classes``, ``calibration``, ``status``) and,
+    """A multiclass fit: the release (``coef``, ``classes``, ``calibration``, ``status``) and,
     apart, the solver's report (``diagnostics``, not private).
 
     Attributes
@@ -126,9 +64,13 @@ class MultinomialResult:
     classes : tuple
         The declared classes, in the order of the columns.
     calibration : privatelr.calibration.Calibration
-        The public calibration (``classes`` = K, ``d`` = d K).
+        The public calibration: the multinomial model's (``classes`` = K, ``d`` = d K), or
+        one-vs-rest's first binary fit (every fit has the same one, at ``eps / K``).
     status : str
     convergence : int
+    multiclass : {"multinomial", "ovr"}
+    eps, delta : float
+        The whole fit's privacy budget (one-vs-rest: the sum over its ``K`` fits).
     diagnostics : dict
         Iterations, passes, gradient norm (not private).
     """
@@ -138,6 +80,9 @@ class MultinomialResult:
     calibration: Calibration
     status: str
     convergence: int
+    multiclass: str = "multinomial"
+    eps: float = 0.0
+    delta: float = 0.0
     diagnostics: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -146,27 +91,49 @@ class MultinomialResult:
         object.__setattr__(self, "coef", coef)
 
     @property
-    def eps(self) -> float:
-        return self.calibration.eps
-
-    @property
     def method(self) -> str:
         return self.calibration.method
 
-    def predict_proba(self, X) -> np.ndarray:
-        """Per-class probabilities, ``(n, K)`` in the order of :attr:`classes`."""
-        X = as_float_matrix("X", X)
+    def decision_function(self, X) -> np.ndarray:
+        """The ``(n, K)`` class scores ``X @ coef`` (``X`` dense or ``scipy.sparse``)."""
+        if not type(X).__module__.startswith("scipy.sparse"):
+            X = as_float_matrix("X", X)
         if X.shape[1] != self.coef.shape[0]:
             raise ValueError(f"X has {X.shape[1]} columns; the model has {self.coef.shape[0]}")
-        return softmax(X @ self.coef, axis=1)
+        return np.asarray(X @ self.coef)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Per-class probabilities, ``(n, K)`` in the order of :attr:`classes`: the softmax of
+        the scores (multinomial), or the binary fits' probabilities normalised to sum to one
+        (one-vs-rest, as scikit-learn's)."""
+        return class_probabilities(self.decision_function(X), self.multiclass)
 
     def predict(self, X) -> np.ndarray:
         """The most probable class of each row (a value of :attr:`classes`)."""
-        return np.asarray(self.classes, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
+        return np.asarray(self.classes, dtype=object)[np.argmax(self.decision_function(X),
+                                                                axis=1)]
 
 
-def _label_indices(y, classes, n: int, private: bool):
-    """Class indices of ``y`` under the declared ``classes`` (learned only when not private)."""
+def class_probabilities(scores: np.ndarray, multiclass: str) -> np.ndarray:
+    """Per-class probabilities from ``(n, K)`` scores: softmax for the multinomial model, the
+    normalised binary probabilities for one-vs-rest (rows of NaN scores give NaN)."""
+    if multiclass == "ovr":
+        p = expit(scores)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return p / p.sum(axis=1, keepdims=True)
+    return softmax(scores, axis=1)
+
+
+def check_multiclass(multiclass) -> str:
+    """``"multinomial"`` or ``"ovr"``, or a ``ValueError`` naming them."""
+    if multiclass not in MULTICLASS:
+        raise ValueError(f"multiclass must be 'multinomial' or 'ovr', got {multiclass!r}")
+    return multiclass
+
+
+def label_codes(y, classes, n: int, private: bool):
+    """Class codes of ``y`` under the declared ``classes`` (learned, sorted, only when not
+    private): ``(codes, classes)``."""
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must be a vector with one label per row of X ({n}), got shape "
@@ -182,25 +149,99 @@ def _label_indices(y, classes, n: int, private: bool):
         raise ValueError(f"classes must hold at least two distinct labels, got {classes!r}")
     index = {c: k for k, c in enumerate(classes)}
     try:
-        labels = np.fromiter((index[v] for v in y.tolist()), dtype=np.intp, count=n)
-    except KeyError:
+        codes = np.fromiter((index[v] for v in y.tolist()), dtype=np.intp, count=n)
+    except (KeyError, TypeError):
         raise ValueError("y holds a label outside the declared classes (nothing was fitted); "
                          "declare every class in classes=") from None
-    return labels, classes
+    return codes, classes
+
+
+def fit_rows(rows, classes: tuple, *, multiclass: str = "multinomial", lambda_: float,
+             eps: float, method: str = "objective", delta: float = 0.0, data_norm: float,
+             clip: bool, rng: np.random.Generator, accountant=None, solver: str = "auto",
+             gtol: float = 1e-10, maxiter: int | None = None, scan=None, what: str = "X",
+             outside_hint: str = "", allow_nonconverged: bool = False) -> MultinomialResult:
+    """The multiclass pipeline after the arguments are checked, for every backend: scan → fail
+    closed or clip → calibrate → spend → release. ``rows`` is a
+    :class:`~privatelr.rows.RowSource` whose rows carry class ``codes`` (0 .. K - 1, the
+    positions in ``classes``); ``scan`` a front end's scan of exactly these rows (saves the
+    pass). ``"ovr"`` runs :func:`privatelr.erm.fit_rows` on ``rows.one_vs_rest(k)`` for every
+    class with ``eps / K`` (and ``delta / K``)."""
+    from . import erm
+
+    K = len(classes)
+    private = eps > 0 and not math.isinf(eps)
+    if scan is None:
+        scan = rows.scan(bound=data_norm, what=what)
+    if private and scan.n_over:
+        if not clip:
+            raise ValueError(erm.OUTSIDE_BOUND.format(what=what, data_norm=data_norm,
+                                                      more=outside_hint))
+        rows, scan = rows.clipped(data_norm), scan.clipped_to(data_norm)
+    if multiclass == "ovr":
+        if accountant is not None:
+            require_budget(accountant, eps, delta)
+        share, dshare = (eps / K, delta / K) if private else (eps, 0.0)
+        fits = [erm.fit_rows(rows.one_vs_rest(k), lambda_=lambda_, eps=share, method=method,
+                             delta=dshare, loss=LogisticLoss(), data_norm=data_norm, clip=False,
+                             rng=rng, solver=solver, gtol=gtol, maxiter=maxiter,
+                             accountant=accountant, allow_nonconverged=allow_nonconverged,
+                             what=what, scan=scan) for k in range(K)]
+        status = "ok" if all(f.status == "ok" for f in fits) else "; ".join(
+            f"{c}: {f.status}" for c, f in zip(classes, fits) if f.status != "ok")
+        return MultinomialResult(coef=np.column_stack([f.coef for f in fits]),
+                                 classes=tuple(classes), calibration=fits[0].calibration,
+                                 status=status, convergence=max(f.convergence for f in fits),
+                                 multiclass="ovr", eps=eps, delta=delta if private else 0.0,
+                                 diagnostics={"fits": [f.diagnostics for f in fits],
+                                              "n_exceeding": scan.n_over})
+    if method in GAUSSIAN_METHODS:
+        raise ValueError(f"method={method!r} is not available for the multinomial model (its "
+                         "calibration is derived for the pure-eps methods); use "
+                         "method='objective' or 'output', or multiclass='ovr'")
+    scan.check_magnitude(what)
+    cal = calibrate_multinomial(scan.n, rows.d, K, eps=eps, lambda_=lambda_, method=method,
+                                data_norm=data_norm, weights_bound=rows.weights_bound)
+    if accountant is not None:
+        require_budget(accountant, eps)
+        accountant.spend(eps, note=f"multinomial {cal.method} perturbation, {K} classes")
+    noise = sphere_gamma_noise(cal.d, cal.noise_scale, rng) if cal.method == "objective" \
+        else None
+    obj = rows.softmax_objective(K, cal.lambda_, noise)
+    report = minimize(obj, np.zeros(cal.d), method=solver, gtol=gtol, maxiter=maxiter,
+                      warm_start=False)
+    del noise
+    if private and report.convergence != 0 and not allow_nonconverged:
+        raise ValueError(f"the solver did not converge (code {report.convergence}): the "
+                         "guarantee holds only for the exact minimiser, so nothing is released; "
+                         "raise maxiter")
+    w = report.x
+    if cal.method == "output":
+        w = w + sphere_gamma_noise(cal.d, cal.noise_scale, rng)
+    status = cal.status + (" nonconvergence" if report.convergence else "")
+    diagnostics = {"iterations": report.iterations, "passes": report.passes,
+                   "grad_norm": report.grad_norm, "n_exceeding": scan.n_over,
+                   "solver": report.method, "message": report.message,
+                   "value": float("nan") if private else float(report.value)}
+    return MultinomialResult(coef=w.reshape(rows.d, K), classes=tuple(classes),
+                             calibration=cal, status=status,
+                             convergence=int(report.convergence), multiclass="multinomial",
+                             eps=eps, delta=0.0, diagnostics=diagnostics)
 
 
 def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "objective",
+        multiclass: str = "multinomial", delta: float = 0.0,
         data_norm: float = 1.0, clip: bool = False, weights=None,
         weights_bound: float | None = None, random_state=None, accountant=None,
-        solver: str = "newton", gtol: float = 1e-10, maxiter: int | None = None
+        solver: str = "auto", gtol: float = 1e-10, maxiter: int | None = None
         ) -> MultinomialResult:
-    """Fit ε-differentially private multinomial logistic regression (module docstring).
+    """Fit ε-differentially private multinomial (or one-vs-rest) logistic regression.
 
     Parameters
     ----------
-    X : (n, d) array
+    X : (n, d) array or scipy.sparse matrix
         Design (intercept column included by the caller), rows of L2 norm at most
-        ``data_norm``.
+        ``data_norm``. A sparse design is never densified.
     y : (n,) array
         Labels, each one of ``classes``.
     classes : sequence
@@ -210,15 +251,22 @@ def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "object
     eps : float
         ε >= 0; 0 or inf fits the non-private minimiser.
     method : {"objective", "output"}
+        With ``multiclass="ovr"`` also ``"gaussian"`` and ``"amp"`` (with ``delta``).
+    multiclass : {"multinomial", "ovr"}
+        The softmax model, or :func:`fit_ovr`'s one binary fit per class.
+    delta : float
+        δ of the Gaussian methods (one-vs-rest only).
     data_norm : float
         Public bound ``B`` on the rows' norm; rows above it are clipped with ``clip=True``,
         otherwise a private fit refuses.
     weights, weights_bound
-        Observation weights in ``[0, weights_bound]``.
+        Observation weights in ``[0, weights_bound]`` (the bound is required with weights).
     random_state : int, Generator or None
     accountant : privatelr.PrivacyAccountant, optional
         Charged ``eps`` (pure ε-DP) once the arguments and rows are valid.
-    solver : {"newton", "lbfgs"}
+    solver : {"auto", "newton", "lbfgs", "hessian-free"}
+        ``"auto"``: Newton up to ``d K = 1000``, Hessian-free Newton (conjugate gradients on
+        Hessian-vector products) above.
     gtol : float
         Relative gradient tolerance.
     maxiter : int, optional
@@ -236,74 +284,35 @@ def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "object
     >>> res.coef.shape, res.classes, res.status
     ((3, 3), ('a', 'b', 'c'), 'ok')
     """
-    X = as_float_matrix("X", X)
-    n, p = X.shape
+    from .backends import as_rows
+
+    if not type(X).__module__.startswith("scipy.sparse"):
+        X = as_float_matrix("X", X, finite=False)
+    n = X.shape[0]
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     private = eps > 0 and not math.isinf(eps)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     check_bool("clip", clip)
-    if solver not in ("newton", "lbfgs"):
-        raise ValueError(f"solver must be 'newton' or 'lbfgs', got {solver!r}")
-    labels, classes = _label_indices(y, classes, n, private)
-    a = None
-    A = 1.0
-    if weights is not None:
-        if weights_bound is None and private:
-            raise ValueError("weights given without weights_bound: pass the public bound")
-        a = np.asarray(weights, dtype=float)
-        if a.shape != (n,) or not np.isfinite(a).all() or (a < 0).any():
-            raise ValueError(f"weights must be {n} finite non-negative numbers")
-        A = float(weights_bound) if weights_bound is not None else float(a.max() or 1.0)
-        if (a > A).any():
-            raise ValueError("some weights exceed weights_bound (nothing was fitted)")
-    cal = calibrate_multinomial(n, p, len(classes), eps=eps, lambda_=lambda_, method=method,
-                                data_norm=data_norm, weights_bound=A)
-    norms = row_norms(X)
-    over = int(np.count_nonzero(norms > data_norm * (1 + 5e-13)))
-    if private and over:
-        if not clip:
-            raise ValueError(f"some rows of X have L2 norm above data_norm={data_norm:g}, so "
-                             "the guarantee would not hold (nothing was released); pass "
-                             "clip=True or rescale X by public constants")
-        X, _ = clip_rows(X, data_norm, norms=norms)
-    if accountant is not None:
-        require_budget(accountant, eps)
-    rng = check_random_state(random_state)
-    if accountant is not None:
-        accountant.spend(eps, note=f"multinomial {cal.method} perturbation, {len(classes)} "
-                         "classes")
-    noise = sphere_gamma_noise(cal.d, cal.noise_scale, rng) if cal.method == "objective" \
-        else None
-    obj = SoftmaxObjective(X, labels, len(classes), cal.lambda_, noise=noise, weights=a)
-    report = minimize(obj, np.zeros(cal.d), method=solver, gtol=gtol, maxiter=maxiter,
-                      warm_start=False)
-    del noise
-    if private and report.convergence != 0:
-        raise ValueError(f"the solver did not converge (code {report.convergence}): the "
-                         "guarantee holds only for the exact minimiser, so nothing is released; "
-                         "raise maxiter")
-    w = report.x
-    if cal.method == "output":
-        w = w + sphere_gamma_noise(cal.d, cal.noise_scale, rng)
-    diagnostics = {"iterations": report.iterations, "passes": report.passes,
-                   "grad_norm": report.grad_norm, "n_exceeding": over,
-                   "value": float("nan") if private else float(report.value)}
-    return MultinomialResult(coef=w.reshape(p, len(classes)), classes=classes,
-                             calibration=cal, status=cal.status,
-                             convergence=int(report.convergence), diagnostics=diagnostics)
+    multiclass = check_multiclass(multiclass)
+    if solver not in ("auto", "newton", "lbfgs", "hessian-free"):
+        raise ValueError(f"solver must be 'auto', 'newton', 'lbfgs' or 'hessian-free', got "
+                         f"{solver!r}")
+    codes, classes = label_codes(y, classes, n, private)
+    if weights is not None and weights_bound is None and not private:
+        weights_bound = float(np.max(weights, initial=0.0)) or 1.0
+    rows = as_rows(X, (codes > 0).astype(np.float64), weights, weights_bound, codes=codes)
+    return fit_rows(rows, classes, multiclass=multiclass, lambda_=lambda_, eps=eps,
+                    method=method, delta=delta, data_norm=data_norm, clip=clip,
+                    rng=check_random_state(random_state), accountant=accountant, solver=solver,
+                    gtol=gtol, maxiter=maxiter)
 
 
-def fit_ovr(X, y, *, classes=None, lambda_: float, eps: float, method: str = "objective",
-            data_norm: float = 1.0, clip: bool = False, random_state=None, accountant=None,
-            **options) -> MultinomialResult:
-    """One-vs-rest: ``K`` binary :func:`privatelr.erm.fit` fits of "class k against the rest",
-    each at ``eps / K`` (the K releases compose sequentially to ``eps``); column ``k`` of
-    ``coef`` is fit ``k``'s coefficients and :meth:`MultinomialResult.predict_proba` of the
-    result normalises the binary odds with a softmax of the columns' scores (the class with the
-    largest binary log-odds wins, as in scikit-learn's and diffprivlib's one-vs-rest).
-
-    ``calibration`` is the first binary fit's (every fit has the same one, at ``eps / K``);
-    ``options`` go to :func:`privatelr.erm.fit` (``delta``, ``solver``, ``gtol``, ...).
+def fit_ovr(X, y, **options) -> MultinomialResult:
+    """One-vs-rest: :func:`fit` with ``multiclass="ovr"`` — ``K`` binary
+    :func:`privatelr.erm.fit_rows` fits of "class k against the rest", each at ``eps / K``
+    (the K releases compose sequentially to ``eps``: every fit reads every row); column ``k``
+    of ``coef`` is fit ``k``'s coefficients and the largest binary score wins, as in
+    scikit-learn's and diffprivlib's one-vs-rest.
 
     Examples
     --------
@@ -311,27 +320,7 @@ def fit_ovr(X, y, *, classes=None, lambda_: float, eps: float, method: str = "ob
     >>> X = np.c_[np.full(300, 0.5), rng.uniform(-0.5, 0.5, size=(300, 2))]
     >>> y = np.argmax(X[:, 1:] @ [[2, -2, 0], [0, 2, -2]], axis=1)
     >>> res = fit_ovr(X, y, classes=[0, 1, 2], lambda_=0.01, eps=3.0, random_state=0)
-    >>> res.coef.shape, res.calibration.eps
-    ((3, 3), 1.0)
+    >>> res.coef.shape, res.calibration.eps, res.eps
+    ((3, 3), 1.0, 3.0)
     """
-    from . import erm
-
-    X = as_float_matrix("X", X)
-    n, p = X.shape
-    eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    private = eps > 0 and not math.isinf(eps)
-    labels, classes = _label_indices(y, classes, n, private)
-    K = len(classes)
-    if accountant is not None:
-        require_budget(accountant, eps, options.get("delta", 0.0))
-    rng = check_random_state(random_state)
-    share = eps / K if private else eps
-    fits = [erm.fit(X, (labels == k).astype(int), lambda_=lambda_, eps=share, method=method,
-                    data_norm=data_norm, clip=clip, random_state=rng, accountant=accountant,
-                    **options) for k in range(K)]
-    status = "ok" if all(f.status == "ok" for f in fits) else "; ".join(
-        f"{c}: {f.status}" for c, f in zip(classes, fits) if f.status != "ok")
-    return MultinomialResult(coef=np.column_stack([f.coef for f in fits]), classes=classes,
-                             calibration=fits[0].calibration, status=status,
-                             convergence=max(f.convergence for f in fits),
-                             diagnostics={"fits": [f.diagnostics for f in fits]})
+    return fit(X, y, multiclass="ovr", **options)

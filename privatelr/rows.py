@@ -13,6 +13,9 @@ Every fit reads its data through a :class:`RowSource`, whatever the backend, so 
 * :meth:`~RowSource.objective` — the regularised, perturbed ERM objective over the rows, with
   fused value/gradient/Hessian passes (:class:`privatelr.objective.ERMObjective` in memory, one
   map-reduce per pass on Dask);
+* :meth:`~RowSource.softmax_objective` — the multinomial objective over rows that carry class
+  ``codes`` (:class:`privatelr.softmax.SoftmaxObjective` in memory, a map-reduce on Dask), and
+  :meth:`~RowSource.one_vs_rest` — the same rows labelled "class k against the rest";
 * :meth:`~RowSource.positive_sum` — ``Σ a_i [y_i = 1] x_i`` (WALR's release), with the check that
   features lie in ``[0, 1]``;
 * :meth:`~RowSource.training_scores` — linear predictors and labels for a training diagnostic
@@ -40,6 +43,7 @@ import numpy as np
 from ._validation import (as_float_matrix, as_pm1_labels, as_weights, clip_rows, row_norms,
                           scan_rows, too_large)
 from .objective import ERMObjective
+from .softmax import SoftmaxObjective
 
 __all__ = ["Scan", "RowSource", "ArrayRows", "FrameRows", "is_dask", "array_frame_rows"]
 
@@ -95,6 +99,10 @@ class RowSource(Protocol):
 
     def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True): ...
 
+    def softmax_objective(self, classes: int, lambda_: float, noise=None): ...
+
+    def one_vs_rest(self, k: int) -> "RowSource": ...
+
     def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]: ...
 
     def training_scores(self, coef: np.ndarray): ...
@@ -113,10 +121,12 @@ class ArrayRows:
         Their public bound (required with ``weights``).
     offset : (n,) array, optional
         Per-row offsets added to the linear predictor (R's ``offset()``; finite).
+    codes : (n,) array of class indices 0 .. K - 1, optional
+        The rows' classes for a multiclass fit (``y`` is then the binary coding, code > 0).
     """
 
     def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
-                 offset=None):
+                 offset=None, codes=None):
         self.X = as_float_matrix("X", X, finite=False)
         self.n, self.d = self.X.shape
         self.y = None if y is None else as_pm1_labels("y", y, self.n)
@@ -127,6 +137,7 @@ class ArrayRows:
         if self.offset is not None and self.offset.shape != (self.n,):
             raise ValueError(f"offset must have one value per row ({self.n}), got shape "
                              f"{self.offset.shape}")
+        self.codes = class_codes(codes, self.n)
 
     def _with(self, X) -> "ArrayRows":
         out = object.__new__(ArrayRows)
@@ -170,6 +181,15 @@ class ArrayRows:
         return ERMObjective(self.X, y, loss, lambda_, noise=noise, weights=self.w,
                             offset=self.offset)
 
+    def softmax_objective(self, classes: int, lambda_: float, noise=None):
+        return SoftmaxObjective(self.X, require_codes(self), classes, lambda_, noise=noise,
+                                weights=self.w)
+
+    def one_vs_rest(self, k: int) -> "ArrayRows":
+        out = self._with(self.X)
+        out.y = np.where(require_codes(self) == k, 1.0, -1.0)
+        return out
+
     def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]:
         """``(Σ a_i [y_i = 1] x_i, rows outside [0, 1], columns with such values)``; with
         ``clip01`` every value is clipped into ``[0, 1]`` first (then nothing is outside)."""
@@ -194,6 +214,26 @@ class ArrayRows:
         return eta, (self.y > 0).astype(np.float64)
 
 
+def class_codes(codes, n: int) -> np.ndarray | None:
+    """Class codes as a checked ``intp`` vector of length ``n`` (None stays None)."""
+    if codes is None:
+        return None
+    out = np.asarray(codes)
+    if out.shape != (n,):
+        raise ValueError(f"codes must have one class per row ({n}), got shape {out.shape}")
+    as_int = out.astype(np.intp)
+    if not np.array_equal(as_int, out) or (as_int < 0).any():
+        raise ValueError("codes must be class indices 0, 1, ..., K - 1")
+    return as_int
+
+
+def require_codes(rows) -> np.ndarray:
+    """The rows' class codes, or a ``ValueError`` (a multiclass fit needs them)."""
+    if rows.codes is None:
+        raise ValueError("these rows carry no class codes: a multiclass fit needs them")
+    return rows.codes
+
+
 @dataclass(frozen=True)
 class FrameRows:
     """The design rows of a data frame (:func:`frame_rows`): the rows and what was dropped."""
@@ -204,14 +244,18 @@ class FrameRows:
 
 
 def array_frame_rows(spec, data, *, weights: str | None = None,
-                     weights_bound: float | None = None) -> FrameRows:
+                     weights_bound: float | None = None, rows_class=None) -> FrameRows:
     """The raw design rows (no public map) and 0/1 responses of a pandas ``data`` under
-    ``spec``; ``weights`` names a column of observation weights (of the complete rows)."""
+    ``spec``; ``weights`` names a column of observation weights (of the complete rows).
+    ``rows_class`` builds the row source (default :class:`ArrayRows`; the sparse backend's
+    class for a ``sparse`` spec)."""
     r = spec.rows(data, raw=True)
     if r.X.shape[0] == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
     w = None
     if weights is not None:
         w = np.asarray(data[weights].to_numpy(dtype=np.float64))[r.complete]
-    rows = ArrayRows(r.X, r.y, w, weights_bound if w is not None else None, offset=r.offset)
+    extra = {"offset": r.offset} if r.offset is not None else {}
+    rows = (rows_class or ArrayRows)(r.X, r.y, w, weights_bound if w is not None else None,
+                                     codes=r.codes, **extra)
     return FrameRows(rows=rows, n_total=int(r.complete.size), n_dropped=r.n_dropped)

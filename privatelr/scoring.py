@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["linear_predictor", "outputs", "output_series", "TYPES"]
+__all__ = ["linear_predictor", "finite_rows", "outputs", "output_series", "TYPES"]
 
 type_of = type
 
@@ -30,8 +30,23 @@ TYPES = ("probabilities", "response", "class", "link")
 
 def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """``X @ coef`` row by row (batch-independent rounding: the rows are made C-contiguous, so
-    each row's sum runs over the same memory layout whatever the batch)."""
+    each row's sum runs over the same memory layout whatever the batch); a ``scipy.sparse``
+    design stays sparse (a CSR row's products run over its stored values in order)."""
+    if type(X).__module__.startswith("scipy.sparse"):
+        return np.asarray(X.tocsr() @ coef, dtype=np.float64).ravel()
     return np.einsum("ij,j->i", np.ascontiguousarray(X, dtype=np.float64), coef)
+
+
+def finite_rows(X) -> np.ndarray:
+    """Which rows of ``X`` (dense or ``scipy.sparse``) hold only finite values."""
+    if type(X).__module__.startswith("scipy.sparse"):
+        X = X.tocsr()
+        bad = ~np.isfinite(X.data)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        out = np.ones(X.shape[0], dtype=bool)
+        out[rows[bad]] = False
+        return out
+    return np.isfinite(X).all(axis=1)
 
 
 def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, labels,
@@ -53,7 +68,7 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
             if offset is not None:
                 scores += offset
         # a row with an infinite covariate has no defined prediction: missing, like NaN
-        scores[~np.isfinite(X).all(axis=1)] = np.nan
+        scores[~finite_rows(X)] = np.nan
         eta[complete] = scores
     if type == "link":
         return eta

@@ -322,7 +322,7 @@ def minimize(objective, x0, *, method: str = "auto", gtol: float = 1e-10,
     d = np.size(x0)
     if method == "auto":
         method = "newton" if d <= newton_max_d else (
-            "hessian-free" if hasattr(objective, "hessp") else "lbfgs")
+            "hessian-free" if getattr(objective, "hessp", None) is not None else "lbfgs")
     if method == "hessian-free":
         return hessian_free(objective, x0, gtol=gtol, maxiter=maxiter or 200)
     if method == "newton":

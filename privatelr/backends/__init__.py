@@ -16,17 +16,18 @@ from ..rows import ArrayRows, FrameRows, array_frame_rows, is_dask
 __all__ = ["as_rows", "frame_rows", "is_dask", "compute"]
 
 
-def as_rows(X, y=None, weights=None, weights_bound: float | None = None):
-    """A row source for a design ``X`` with labels ``y`` and optional weights."""
-    if is_dask(X, y, weights):
+def as_rows(X, y=None, weights=None, weights_bound: float | None = None, codes=None):
+    """A row source for a design ``X`` with labels ``y`` (or class ``codes`` 0 .. K - 1 for a
+    multiclass fit) and optional weights."""
+    if is_dask(X, y, weights, codes):
         from .dask import DaskRows
 
-        return DaskRows(X, y, weights, weights_bound)
+        return DaskRows(X, y, weights, weights_bound, codes=codes)
     if type(X).__module__.startswith("scipy.sparse"):
         from .sparse import SparseRows
 
-        return SparseRows(X, y, weights, weights_bound)
-    return ArrayRows(X, y, weights, weights_bound)
+        return SparseRows(X, y, weights, weights_bound, codes=codes)
+    return ArrayRows(X, y, weights, weights_bound, codes=codes)
 
 
 def frame_rows(spec, data, *, weights: str | None = None,
@@ -36,8 +37,15 @@ def frame_rows(spec, data, *, weights: str | None = None,
     if is_dask(data):
         from .dask import design_rows
 
+        if spec.sparse:
+            raise ValueError("sparse=True is for data in memory; on Dask data the design is "
+                             "built partition by partition (drop sparse=)")
         return design_rows(spec, data, weights=weights, weights_bound=weights_bound)
-    return array_frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
+    rows_class = None
+    if spec.sparse:
+        from .sparse import SparseRows as rows_class
+    return array_frame_rows(spec, data, weights=weights, weights_bound=weights_bound,
+                            rows_class=rows_class)
 
 
 def compute(*values) -> tuple:

@@ -43,10 +43,11 @@ from ..design.values import column_names
 from ..rows import FrameRows, Scan, is_dask
 from ..scoring import class_dtype, output_series
 from ..losses import Loss
+from ..softmax import SoftmaxObjective, softmax_sums
 
-__all__ = ["DaskRows", "DaskERMObjective", "design_rows", "predict_frame", "schema_of",
-           "as_dask_frame", "with_labels", "position_groups", "partition_sum",
-           "map_row_blocks", "compute_all", "dask_matrix", "dask_vector"]
+__all__ = ["DaskRows", "DaskERMObjective", "DaskSoftmaxObjective", "design_rows",
+           "predict_frame", "schema_of", "as_dask_frame", "with_labels", "position_groups",
+           "partition_sum", "map_row_blocks", "compute_all", "dask_matrix", "dask_vector"]
 
 _SPLIT_EVERY = 8
 _UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
@@ -258,6 +259,71 @@ class DaskERMObjective:
         return phi
 
 
+def _softmax_block(Xb, auxb, W, order):
+    """The multinomial data term's partial sums of one partition at ``W``, packed as a
+    ``(1, 2 + pK + (pK)^2)`` row ``[rows, value sum, gradient sum, Hessian sum]``
+    (:func:`privatelr.softmax.softmax_sums`, in row chunks of about 8 MB); ``auxb`` holds the
+    class codes in column 0 and, when present, the weights in column 1."""
+    nb, p = Xb.shape
+    d = p * W.shape[1]
+    out = np.zeros(2 + d + d * d)
+    out[0] = nb
+    chunk = max(256, CHUNK_BYTES // (8 * d))
+    for start in range(0, nb, chunk):
+        rows = slice(start, min(start + chunk, nb))
+        a = auxb[rows, 1] if auxb.shape[1] > 1 else None
+        total, G, H, _ = softmax_sums(Xb[rows], auxb[rows, 0].astype(np.intp), W, a, order)
+        out[1] += total
+        if G is not None:
+            out[2:2 + d] += G.ravel()
+        if H is not None:
+            out[2 + d:] += H.ravel()
+    return out[None, :]
+
+
+class DaskSoftmaxObjective(SoftmaxObjective):
+    """The multinomial objective of :class:`privatelr.softmax.SoftmaxObjective` over a Dask
+    array: each evaluation is one map-reduce whose partitions return their partial sums (value,
+    ``pK`` gradient, ``(pK)^2`` Hessian). No Hessian-vector products (the solver uses Newton).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> X = da.from_array(np.c_[np.ones(6), np.linspace(-1, 1, 6)] / 2, chunks=(3, 2))
+    >>> aux = da.from_array(np.array([0., 1, 2, 0, 1, 2])[:, None], chunks=(3, 1))
+    >>> obj = DaskSoftmaxObjective(X, aux, 3, 0.1, n=6)
+    >>> f, g, H = obj.evaluate(np.zeros(6))
+    >>> bool(np.isclose(f, np.log(3))), H.shape
+    (True, (6, 6))
+    """
+
+    hessp = None
+
+    def __init__(self, X, aux, classes: int, lambda_: float, noise=None, *, n: int):
+        self.X, self.aux = X, aux
+        self.n, self.p = int(n), int(X.shape[1])
+        self.K = int(classes)
+        self.d = self.p * self.K
+        self.lambda_ = float(lambda_)
+        self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
+        self.passes = 0
+        self.value_scale = 0.0
+        self._at = None
+
+    def _pass(self, w, order: int):
+        _, da = _import_dask()
+        w = np.asarray(w, dtype=np.float64)
+        d = self.d
+        parts = da.map_blocks(_softmax_block, self.X, self.aux, W=w.reshape(self.p, self.K),
+                              order=order, dtype=float,
+                              chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
+        total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
+        self.passes += 1
+        G = total[2:2 + d] if order >= 1 else None
+        H = total[2 + d:].reshape(d, d).copy() if order == 2 else None
+        return self._finish(w, total[1], G, H, None)
+
+
 def _schema_frame(meta):
     """The Dask DataFrame's schema as an empty pandas frame; categorical columns whose
     categories Dask does not know are plain text (their levels must then be declared)."""
@@ -274,7 +340,8 @@ def _schema_frame(meta):
 
 
 def _dplr_block(part, spec, data_norm, weights_col=None):
-    """Raw design of one partition: ``([y01 | X], stats)``; rows with missing values dropped.
+    """Raw design of one partition: ``([codes | X], stats)`` (the response's class codes; the
+    binary 0/1 response is ``codes > 0``); rows with missing values dropped.
 
     stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
     squared covariate norm].
@@ -282,11 +349,11 @@ def _dplr_block(part, spec, data_norm, weights_col=None):
     frame = part.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     rows = spec.rows(frame, raw=True, what="a partition of data")
-    X, y = rows.X, rows.y
+    X, y = rows.X, rows.codes
     k = int(spec.intercept)
     cov = X[:, k:]
     norms = row_norms(cov)
-    stats = np.array([len(frame), rows.n_dropped, 0, float(y.sum()),
+    stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
                       int((norms > data_norm * (1.0 + 5e-13)).sum()),
                       float(norms.max() ** 2) if norms.size else 0.0])
     cols = [y, X]
@@ -441,7 +508,8 @@ class DaskRows:
     shared source, e.g. one Parquet read giving ``X`` and ``y``, is read once).
     """
 
-    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None):
+    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
+                 codes=None):
         _, da = _import_dask()
         if not is_dask(X):
             raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
@@ -452,22 +520,24 @@ class DaskRows:
         else:
             _, self.weights_bound = as_weights("weights", np.zeros(1), 1, "weights_bound",
                                                weights_bound)
-        y, weights = _lazy_vector(y), _lazy_vector(weights)
+        y, weights, codes = _lazy_vector(y), _lazy_vector(weights), _lazy_vector(codes)
         X = dask_matrix(X, da)
-        lazy = [a for a in (X, y, weights) if isinstance(a, da.Array)]
+        lazy = [a for a in (X, y, weights, codes) if isinstance(a, da.Array)]
         done = dict(zip(map(id, lazy), _persist(*lazy)))
-        X, y, weights = (done.get(id(a), a) for a in (X, y, weights))
+        X, y, weights, codes = (done.get(id(a), a) for a in (X, y, weights, codes))
         _known_chunks(X)
         n_rows = int(X.shape[0])
         if n_rows == 0:
             raise ValueError("X is empty (no rows); need at least one row")
         self.y = _as_dask_vector("y", y, X.chunks[0], n_rows, da)
         self.w = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
-        if self.y is not None or self.w is not None:
-            done = _persist(*[a for a in (self.y, self.w) if a is not None])
+        self.codes = _as_dask_vector("codes", codes, X.chunks[0], n_rows, da)
+        if self.y is not None or self.w is not None or self.codes is not None:
+            done = _persist(*[a for a in (self.y, self.w, self.codes) if a is not None])
             it = iter(done)
             self.y = next(it) if self.y is not None else None
             self.w = next(it) if self.w is not None else None
+            self.codes = next(it) if self.codes is not None else None
         self.X = X
         self.n, self.d = n_rows, int(X.shape[1])
         self.weighted = self.w is not None
@@ -533,6 +603,27 @@ class DaskRows:
         (aux,) = _persist(aux)
         return DaskERMObjective(self.X, aux, loss, lambda_, noise=noise, n=self.n)
 
+    def _codes_aux(self):
+        _, da = _import_dask()
+        if self.codes is None:
+            raise ValueError("these rows carry no class codes: a multiclass fit needs them")
+        c = self.codes.astype(np.float64)
+        if self.w is None:
+            return c[:, None]
+        return da.stack([c, self.w.astype(np.float64)], axis=1)
+
+    def softmax_objective(self, classes: int, lambda_: float, noise=None):
+        (aux,) = _persist(self._codes_aux())
+        return DaskSoftmaxObjective(self.X, aux, classes, lambda_, noise=noise, n=self.n)
+
+    def one_vs_rest(self, k: int) -> "DaskRows":
+        if self.codes is None:
+            raise ValueError("these rows carry no class codes: a multiclass fit needs them")
+        out = object.__new__(DaskRows)
+        out.__dict__.update(self.__dict__)
+        (out.y,) = _persist((self.codes == k).astype(np.float64))
+        return out
+
     def positive_sum(self, clip01: bool):
         _, da = _import_dask()
         k = self.d
@@ -584,7 +675,8 @@ def design_rows(spec, data, *, weights: str | None = None,
         design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
     X = design[:, 1:1 + d_raw]
     w = design[:, 1 + d_raw] if weights is not None else None
-    rows = DaskRows(X, design[:, 0], w, weights_bound if weights is not None else None)
+    rows = DaskRows(X, design[:, 0] > 0, w, weights_bound if weights is not None else None,
+                    codes=design[:, 0])
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
 
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_pm1_labels, as_weights, too_large
+from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, sparse_row_norms,
+                           too_large)
 from ..objective import loss_terms, objective_value
-from ..rows import Scan
+from ..rows import ArrayRows, Scan, class_codes, require_codes
+from ..softmax import SoftmaxObjective
 
 __all__ = ["SparseRows", "SparseObjective", "is_sparse"]
 
@@ -30,22 +32,6 @@ __all__ = ["SparseRows", "SparseObjective", "is_sparse"]
 def is_sparse(X) -> bool:
     """True for a ``scipy.sparse`` matrix or array (checked without importing scipy.sparse)."""
     return type(X).__module__.startswith("scipy.sparse")
-
-
-def _row_norms(X) -> np.ndarray:
-    """L2 norms of the rows of a CSR matrix from its stored values, exact to rounding at every
-    scale: rows whose sum of squares overflows or underflows are recomputed as
-    ``m * ||x / m||`` with ``m`` the row's largest absolute value."""
-    n = X.shape[0]
-    data = X.data
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=n))
-    for i in np.flatnonzero(~np.isfinite(norms) | ((norms > 0) & (norms < 1e-140))):
-        row = np.abs(data[X.indptr[i]:X.indptr[i + 1]])
-        m = row.max()
-        norms[i] = m * np.sqrt(np.sum((row / m) ** 2))
-    return norms
 
 
 class SparseRows:
@@ -60,7 +46,8 @@ class SparseRows:
     (2, 2, 1)
     """
 
-    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None):
+    def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
+                 codes=None):
         import scipy.sparse as sp
 
         if X.ndim != 2:
@@ -76,6 +63,7 @@ class SparseRows:
                                                 weights_bound)
         self.weighted = self.w is not None
         self.offset = None
+        self.codes = class_codes(codes, self.n)
 
     def _with(self, matrix) -> "SparseRows":
         out = object.__new__(SparseRows)
@@ -87,8 +75,8 @@ class SparseRows:
         data = self.matrix.data
         if not np.isfinite(data).all():
             raise ValueError(f"{what} holds NaN or infinite values; remove or impute them first")
-        full = _row_norms(self.matrix)
-        norms = full if start == 0 else _row_norms(self.matrix[:, start:])
+        full = sparse_row_norms(self.matrix)
+        norms = full if start == 0 else sparse_row_norms(self.matrix[:, start:])
         n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
         max_abs = float(np.abs(data).max()) if data.size else 0.0
         return Scan(n=self.n, d=self.d, n_over=n_over, max_norm=float(full.max()),
@@ -97,27 +85,41 @@ class SparseRows:
                     too_large=too_large(max_abs))
 
     def mapped(self, fn, d: int):
-        raise TypeError("a public map of the rows (DPpack-style scaling, random projection) is "
-                        "not available for sparse X yet; scale the columns first (a diagonal "
-                        "scaling keeps X sparse) or pass a dense array")
+        """The rows under a public map ``fn`` (:meth:`privatelr.design.Preprocess.apply`):
+        a column scaling keeps them sparse; a random projection makes them dense (``n × q``,
+        then in memory as :class:`~privatelr.rows.ArrayRows`)."""
+        X = fn(self.matrix)
+        if X.shape[1] != d:
+            raise ValueError(f"the map gave {X.shape[1]} columns, expected {d}")
+        if is_sparse(X):
+            out = self._with(X.tocsr())
+            out.d = d
+            return out
+        return ArrayRows(X, self.y, self.w, self.weights_bound if self.w is not None else None,
+                         codes=self.codes)
 
     def clipped(self, bound: float, start: int = 0) -> "SparseRows":
         import scipy.sparse as sp
 
         X = self.matrix
         part = X if start == 0 else X[:, start:]
-        norms = _row_norms(part)
-        scale = np.ones(self.n)
-        over = norms > bound * (1.0 + 5e-13)
-        scale[over] = bound / norms[over]
         if start == 0:
-            return self._with(sp.diags(scale) @ X)
-        head = X[:, :start]
-        return self._with(sp.hstack([head, sp.diags(scale) @ part], format="csr"))
+            return self._with(clip_sparse_rows(X, bound))
+        return self._with(sp.hstack([X[:, :start], clip_sparse_rows(part.tocsr(), bound)],
+                                    format="csr"))
 
     def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True):
         y = self.y if labels else np.full(self.n, -1.0)
         return SparseObjective(self.matrix, y, loss, lambda_, noise=noise, weights=self.w)
+
+    def softmax_objective(self, classes: int, lambda_: float, noise=None):
+        return SoftmaxObjective(self.matrix, require_codes(self), classes, lambda_,
+                                noise=noise, weights=self.w)
+
+    def one_vs_rest(self, k: int) -> "SparseRows":
+        out = self._with(self.matrix)
+        out.y = np.where(require_codes(self) == k, 1.0, -1.0)
+        return out
 
     def positive_sum(self, clip01: bool):
         X = self.matrix

@@ -215,11 +215,12 @@ def prototype(atoms: list) -> pd.DataFrame:
     return pd.DataFrame(frame, index=pd.RangeIndex(size))
 
 
-def formulaic_matrix(rhs: str, frame: pd.DataFrame):
+def formulaic_matrix(rhs: str, frame: pd.DataFrame, sparse: bool = False):
     import formulaic
 
     try:
-        return formulaic.model_matrix(rhs, frame, na_action="ignore")
+        return formulaic.model_matrix(rhs, frame, na_action="ignore",
+                                      output="sparse" if sparse else "pandas")
     except Exception as exc:  # noqa: BLE001 - formulaic's errors name its own internals
         raise ValueError(f"formula: could not build the design ({exc})") from None
 

@@ -19,7 +19,7 @@ __all__ = ["check_spec_dict"]
 _FIELDS = {"formula", "formula_r", "response", "response_source", "response_kind",
            "response_levels", "labels", "variables", "variable_kinds", "levels", "atoms", "rhs",
            "intercept", "formulaic_columns", "design_columns", "learned", "preprocess",
-           "version", "params", "offsets"}
+           "version", "params", "offsets", "sparse"}
 _MAX_ITEMS = 1_000_000
 
 
@@ -56,7 +56,8 @@ def check_spec_dict(d) -> None:
     unknown = set(d) - _FIELDS
     if unknown:
         _fail(f"unknown field(s) {sorted(unknown)[:5]}")
-    missing = _FIELDS - set(d) - {"learned", "preprocess", "version", "params", "offsets"}
+    missing = _FIELDS - set(d) - {"learned", "preprocess", "version", "params", "offsets",
+                                  "sparse"}
     if missing:
         _fail(f"missing field(s) {sorted(missing)}")
     if d.get("version", 2) != 2:
@@ -108,6 +109,8 @@ def check_spec_dict(d) -> None:
             _fail(f"params[{key!r}] must be a list of finite numbers")
     if "offsets" in d:
         _str_list(d["offsets"], "offsets")
+    if not isinstance(d.get("sparse", False), bool):
+        _fail("field 'sparse' must be true or false")
     for key in ("intercept", "learned"):
         if key in d and not isinstance(d[key], bool):
             _fail(f"field {key!r} must be true or false")

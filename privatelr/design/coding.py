@@ -155,8 +155,9 @@ def check_response(spec, yk: Kind, declared) -> None:
 
 
 def code_response(yvec: Vec, spec, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The response coded 0/1 by the spec (and its missing mask); values outside the coding are
-    an error naming the fix."""
+    """The response's class codes under the spec — the position of each value among
+    ``spec.response_levels`` (0, 1, ..., K - 1; a binary model's 0/1 response is ``codes > 0``)
+    — and its missing mask; values outside the coding are an error naming the fix."""
     miss = yvec.missing()
     kind = spec.response_kind
     if kind == "logical":
@@ -181,10 +182,13 @@ def code_response(yvec: Vec, spec, what: str) -> tuple[np.ndarray, np.ndarray]:
                     "target=, column positions are 0-based")
             raise ValueError(f"{what}: the response {spec.response!r} has values {bad} outside "
                              f"the model's {list(spec.response_levels)}")
-        return np.where(miss, 0.0, (yvec.data != values[0]).astype(np.float64)), miss
+        codes = np.zeros(yvec.data.shape, dtype=np.float64)
+        for k, v in enumerate(values[1:], start=1):
+            codes[yvec.data == v] = k
+        return np.where(miss, 0.0, codes), miss
     levels = tuple(level_label(v) if not isinstance(v, str) else v for v in spec.response_levels)
     fct = match_levels(yvec, levels, spec.response, strict=True)
-    return np.where(fct.data > 0, 1.0, 0.0), fct.data < 0
+    return np.where(fct.data > 0, fct.data, 0).astype(np.float64), fct.data < 0
 
 
 def as_factor_atom(vec: Vec, atom: dict, book: LevelBook) -> Vec:

@@ -87,6 +87,8 @@ class Preprocess:
         """The final design for raw design rows ``X`` (intercept column first when present)."""
         if self.identity:
             return X
+        if type(X).__module__.startswith("scipy.sparse"):
+            return self._apply_sparse(X.tocsr(), int(intercept))
         k = int(intercept)
         cov = X[:, k:]
         if self.divisors is not None:
@@ -98,6 +100,30 @@ class Preprocess:
         if self.clip is not None:
             cov = clip_rows(np.ascontiguousarray(cov), float(self.clip))[0]
         return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
+
+    def _apply_sparse(self, X, k: int):
+        """:meth:`apply` for a CSR design: the divisors scale columns (sparse stays sparse), a
+        projection gives a dense ``n × q`` design, clipping scales rows."""
+        import scipy.sparse as sp
+
+        from .._validation import clip_sparse_rows
+
+        if self.scale_factor is not None:
+            raise ValueError("do_scale centres the columns, which would make a sparse design "
+                             "dense; rescale with public bounds (bounds=) or fit a dense design")
+        cov = X[:, k:]
+        if self.divisors is not None:
+            cov = cov @ sp.diags(1.0 / np.asarray(self.divisors, dtype=np.float64))
+        if self.projection is not None:
+            dense = np.asarray(cov @ np.asarray(self.projection, dtype=np.float64))
+            if self.clip is not None:
+                dense = clip_rows(np.ascontiguousarray(dense), float(self.clip))[0]
+            head = X[:, :k].toarray()
+            return np.ascontiguousarray(np.hstack([head, dense])) if k else dense
+        cov = sp.csr_matrix(cov)
+        if self.clip is not None:
+            cov = clip_sparse_rows(cov, float(self.clip))
+        return sp.hstack([X[:, :k], cov], format="csr") if k else cov
 
     def check(self, p: int, intercept: bool) -> None:
         """``ValueError`` unless the map fits ``p`` covariates (shapes, finiteness, signs)."""

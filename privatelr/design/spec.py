@@ -79,6 +79,10 @@ class DesignSpec:
         R's ``offset(...)`` terms: the R text of each offset's expression. Their per-row sum is
         added to the linear predictor with coefficient 1 (no design column); see
         :attr:`Rows.offset`.
+    sparse : bool
+        Build the design as a ``scipy.sparse`` CSR matrix (formulaic's sparse output): factor
+        dummies with many levels stay sparse, at fit and at predict. The values are the dense
+        design's.
     """
 
     formula: str
@@ -101,6 +105,7 @@ class DesignSpec:
     version: int = 2
     params: dict = dataclasses.field(default_factory=dict)
     offsets: list = dataclasses.field(default_factory=list)
+    sparse: bool = False
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -187,10 +192,10 @@ class DesignSpec:
         book = LevelBook(levels=dict(self.levels), learn=False, why="this model",
                          params=dict(self.params))
         complete = np.ones(n, dtype=bool)
-        y = None
+        codes = None
         if response:
             yvec = eval_rows(parse(self.response_source), cols, book, n, self.response)
-            y, ymiss = code_response(yvec, self, what)
+            codes, ymiss = code_response(yvec, self, what)
             complete &= ~ymiss
         atoms = {}
         for atom in self.atoms:
@@ -227,10 +232,13 @@ class DesignSpec:
             if bad.any():
                 raise ValueError(f"{what}: the offset ({' + '.join(self.offsets)}) is infinite "
                                  f"in {int(bad.sum())} row(s); an offset must be finite")
+        if self.sparse and self.offsets:
+            raise ValueError("offset() terms are not available with sparse=True yet; fit a "
+                             "dense design, or put the variable in the formula as a term")
         X = _model_matrix(self, atoms, complete, n)
         if not raw and self.preprocess is not None:
             X = self.preprocess.apply(X, self.intercept)
-        return Rows(X=X, y=None if y is None else y[complete], complete=complete,
+        return Rows(X=X, codes=None if codes is None else codes[complete], complete=complete,
                     n_dropped=int(n - complete.sum()),
                     offset=None if offset is None else np.array(offset[complete]))
 
@@ -243,20 +251,30 @@ class DesignSpec:
 
 @dataclass(frozen=True)
 class Rows:
-    """Design rows from :meth:`DesignSpec.rows`: ``X`` and ``y`` (0/1) for the complete rows,
-    ``complete`` the mask of those rows in the input, ``n_dropped`` the others, and ``offset``
-    the complete rows' offsets (None when the formula has no ``offset()`` term)."""
+    """Design rows from :meth:`DesignSpec.rows`: ``X`` and the response's class ``codes``
+    (float positions in ``response_levels``) for the complete rows, ``complete`` the mask of
+    those rows in the input, ``n_dropped`` the others, and ``offset`` the complete rows'
+    offsets (None when the formula has no ``offset()`` term). ``y`` is the binary model's 0/1
+    response: the first level against the rest."""
 
     X: np.ndarray
-    y: np.ndarray | None
+    codes: np.ndarray | None
     complete: np.ndarray
     n_dropped: int
     offset: np.ndarray | None = None
+
+    @property
+    def y(self) -> np.ndarray | None:
+        return None if self.codes is None else (self.codes > 0).astype(np.float64)
 
 
 def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     m = int(complete.sum())
     if m == 0:
+        if spec.sparse:
+            import scipy.sparse as sp
+
+            return sp.csr_matrix((0, len(spec.formulaic_columns)))
         return np.zeros((0, len(spec.formulaic_columns)))
     frame = {}
     for atom in spec.atoms:
@@ -270,11 +288,16 @@ def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -
         else:
             frame[atom["id"]] = np.broadcast_to(vec.data, (n,))[complete]
     with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
-        X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)))
-    cols = list(X.columns)
+        X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)),
+                             sparse=spec.sparse)
+    cols = list(X.model_spec.column_names) if spec.sparse else list(X.columns)
     if cols != list(spec.formulaic_columns):
         raise ValueError(f"the design for new data has columns {cols}, expected "
                          f"{spec.formulaic_columns}; this is a bug in privatelr, please report it")
+    if spec.sparse:
+        import scipy.sparse as sp
+
+        return sp.csr_matrix(X, dtype=np.float64)
     return _row_major(X)
 
 
