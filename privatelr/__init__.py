@@ -3,6 +3,7 @@
 Entry points
 ------------
 dplr, predict, summary, scaled, DPLR      R PrivateLR's front end (formulas, factors, result)
+MulticlassDPLR                             dplr(..., multiclass="multinomial" | "ovr")'s result
 erm.fit                                    the Chaudhuri–Monteleoni–Sarwate engine on a design matrix
 multinomial.fit                            the same for K declared classes (softmax)
 LogisticRegressionDP, SVMDP                DPpack-style models
@@ -39,7 +40,8 @@ _EXPORTS = {
     "audit": (".auditing", "audit"), "PublicBounds": (".bounds", "PublicBounds"),
     "public_bounds": (".bounds", "public_bounds"),
     "default_lambda": (".calibration", "default_lambda"), "scaled": (".design", "scaled"),
-    "DPLR": (".results", "DPLR"), "ERMResult": (".results", "ERMResult"),
+    "DPLR": (".results", "DPLR"), "MulticlassDPLR": (".multiclass", "MulticlassDPLR"),
+    "ERMResult": (".results", "ERMResult"),
     "WALRResult": (".results", "WALRResult"), "predict": (".results", "predict"),
     "summary": (".results", "summary"),
     "BudgetExceededError": (".exceptions", "BudgetExceededError"),
@@ -81,7 +83,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     # the dplr front end
-    "DPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
+    "DPLR", "MulticlassDPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
     # inference
     "inference", "vcov", "confint", "tidy", "coef_table",
     # engine and mechanisms

@@ -67,12 +67,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from . import erm
+from . import erm, multinomial
 from ._validation import check_bool, check_int, check_real
 from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
-from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, norm_bound
+from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, \
+    default_lambda_multinomial, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -81,7 +82,9 @@ from .inference import check_inference, split_budget
 from .losses import LogisticLoss
 from .mechanisms import achlioptas_matrix, check_random_state
 from .report.roc import best_threshold, c_index
-from .results import DPLR
+from .multiclass import MulticlassDPLR
+from .multinomial import check_multiclass
+from .results import DPLR, Diagnostics
 
 __all__ = ["dplr", "fit_frame"]
 
@@ -214,7 +217,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
          compat: str | None = None, random_state=None, levels: dict | None = None,
          bounds=None, accountant=None, weights=None,
          weights_bound: float | None = None, inference: bool | float | None = None,
-         method: str | None = None, delta: float = 0.0) -> DPLR:
+         method: str | None = None, delta: float = 0.0,
+         multiclass: str | None = None, sparse: bool = False) -> DPLR | MulticlassDPLR:
     """ε-differentially private L2-regularised logistic regression, R PrivateLR style.
 
     Parameters
@@ -267,6 +271,23 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
         :mod:`privatelr.calibration`).
     delta : float
         δ of the Gaussian methods, in (0, 1) (choose it well below ``1/n``); 0 otherwise.
+    multiclass : {None, "multinomial", "ovr"}
+        A response with more than two levels: None (default, R's behaviour) fits the first
+        level against the rest, with a warning; ``"multinomial"`` fits the softmax model over
+        all the response's declared levels (:mod:`privatelr.multinomial`; objective or output
+        perturbation); ``"ovr"`` one binary fit per level, each with ``eps / K`` (and
+        ``delta / K``; every method). Either returns a
+        :class:`~privatelr.multiclass.MulticlassDPLR` whose ``predict`` gives a DataFrame of
+        per-class probabilities and whose summary has a coefficient vector per class. The
+        levels must be declared in a private fit (a pandas Categorical, ``levels=``), as
+        every response coding. Not with ``compat``, data-driven thresholds or inference.
+    sparse : bool
+        Build the design as a ``scipy.sparse`` CSR matrix (formulaic's sparse output) and fit
+        it without densifying (:mod:`privatelr.backends.sparse`): for factors with many levels,
+        whose dummies are mostly zeros. Same coefficients as the dense design (to rounding);
+        ``predict`` rebuilds new data sparse too. Public bounds (column scaling) keep the
+        design sparse; ``rp_dim`` gives a dense projected design; ``do_scale`` and
+        ``offset()`` are refused. Data in memory only.
     data_norm : float, optional
         Public bound on the L2 norm of every covariate row (intercept excluded, after the public
         map). Default 1, or the value derived from ``bounds=``.
@@ -314,7 +335,7 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
 
     Returns
     -------
-    DPLR
+    DPLR, or MulticlassDPLR with ``multiclass=``
 
     Raises
     ------
@@ -355,16 +376,20 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     call = _call_text(object, data, target=target, lambda_=lambda_, eps=eps, verbose=verbose,
                       rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                       data_norm=data_norm, clip=clip, compat=compat, random_state=random_state,
-                      method=method, delta=delta)
+                      method=method, delta=delta, multiclass=multiclass, sparse=sparse)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     lambda_ = check_lambda(lambda_, eps)
     verbose = check_int("verbose", verbose, low=0)
     rp_dim = check_int("rp_dim", rp_dim)
     if not isinstance(threshold, str) or threshold not in _THRESHOLDS:
         raise ValueError(f"threshold must be one of {_THRESHOLDS}, got {threshold!r}")
-    for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip)):
+    for name, flag in (("do_scale", do_scale), ("op", op), ("clip", clip),
+                       ("sparse", sparse)):
         check_bool(name, flag)
     method, delta = check_method(_method(method, op), eps, delta)
+    if multiclass is not None:
+        multiclass = check_multiclass(multiclass)
+        _check_multiclass_options(multiclass, method, compat, threshold, inference)
     if compat is not None and method in GAUSSIAN_METHODS:
         raise ValueError("compat='PrivateLR' reproduces R, which has no Gaussian methods; drop "
                          "compat= or use method='objective'/'output'")
@@ -418,7 +443,10 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
             raise ValueError("data has no rows")
         frame, wcol = _with_weights(frame, weights)
         spec = make_spec(text, _without(frame, wcol), levels=levels, learn=learn, why=why)
-    check_response(spec, compat, target)
+    if multiclass is None:
+        check_response(spec, compat, target)
+    if sparse:
+        spec = dataclasses.replace(spec, sparse=True)
     if wcol is not None and weights_bound is None:
         if private:
             raise ValueError("weights given without weights_bound: the privacy calibration "
@@ -430,7 +458,25 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
                      data_norm=data_norm, clip=clip, compat=compat, rng=rng,
                      accountant=accountant, bounds=bounds, stacklevel=3, weights=wcol,
                      weights_bound=weights_bound if wcol is not None else None,
-                     inference=share, method=method, delta=delta)
+                     inference=share, method=method, delta=delta, multiclass=multiclass)
+
+
+def _check_multiclass_options(multiclass: str, method: str, compat, threshold: str,
+                              inference) -> None:
+    """What ``multiclass=`` does not combine with, refused before the data are read."""
+    if compat is not None:
+        raise ValueError("compat='PrivateLR' reproduces R's PrivateLR, which is binary; drop "
+                         "compat= to fit a multiclass model")
+    if threshold != "fixed":
+        raise ValueError("threshold= is a binary classifier's cut-off; a multiclass model "
+                         "predicts the most probable class (leave threshold='fixed')")
+    if inference:
+        raise ValueError("inference= is available for binary models only; drop it (or fit "
+                         "one binary model per class of interest)")
+    if multiclass == "multinomial" and method in GAUSSIAN_METHODS:
+        raise ValueError(f"method={method!r} is not available for the multinomial model (its "
+                         "calibration is derived for the pure-eps methods); use "
+                         "method='objective' or 'output', or multiclass='ovr'")
 
 
 def _method(method, op: bool) -> str:
@@ -544,14 +590,16 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
               clip: bool, compat, rng, accountant=None, bounds=None,
               stacklevel: int = 2, weights: str | None = None,
               weights_bound: float | None = None, inference: float | None = None,
-              method: str | None = None, delta: float = 0.0) -> DPLR:
+              method: str | None = None, delta: float = 0.0,
+              multiclass: str | None = None) -> DPLR | MulticlassDPLR:
     """The pipeline after the schema, for every backend: the rows of ``data`` under ``spec`` →
     the public map → the norm bound (fail closed or clip) → :func:`privatelr.erm.fit_rows` →
     :class:`~privatelr.results.DPLR`. Arguments are :func:`dplr`'s, already validated; ``rng``
     is the fit's one Generator (projection first, then the noise); ``weights`` names a
     column of observation weights with the public bound ``weights_bound``; ``inference`` is
     the share of ``eps`` for the information matrix (:func:`privatelr.inference.check_inference`;
-    None: no inference release)."""
+    None: no inference release); ``multiclass`` (``"multinomial"``/``"ovr"``) fits every level
+    of the response (:func:`fit_multiclass`)."""
     fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
     rows = fr.rows
     private = eps > 0 and not math.isinf(eps)
@@ -571,8 +619,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     factor = None
     if do_scale:
         if not hasattr(rows, "X"):
-            raise ValueError("do_scale=True is not available on Dask data: it scales with the "
-                             "data's (non-private) means and norms; rescale with public bounds")
+            raise ValueError("do_scale=True needs a dense design in memory (not Dask data, not "
+                             "sparse=True): it scales with the data's (non-private) means and "
+                             "norms; rescale with public bounds")
         rows.scan(what="the design")                 # finite values before the statistics
         if p_cov == 0:
             raise ValueError("do_scale=True needs at least one covariate")
@@ -612,11 +661,11 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         warnings.warn(f"dplr: dropped {fr.n_dropped} of {fr.n_total} rows with missing values "
                       "(R's na.omit); n counts the rows used and the guarantee is over these "
                       "complete rows", UserWarning, stacklevel=stacklevel)
-    if spec.n_classes > 2:
+    if spec.n_classes > 2 and multiclass is None:
         warnings.warn(f"dplr: the response {spec.response!r} has {spec.n_classes} classes; "
                       f"fitting first level {spec.labels[0]!r} (coded 0) against the rest "
                       f"({spec.labels[1]!r})", UserWarning, stacklevel=stacklevel)
-    unique = scan.positives in (0, scan.n)
+    unique = scan.positives in (0, scan.n) and multiclass is None
     # R marks the status 'unique.outcome'; in a private fit the released status must not depend
     # on the rows (it would tell "every label is equal" apart), so only the analyst is told
     mark_unique = unique and (not private or compat is not None)
@@ -643,6 +692,12 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                                                   more=_OUTSIDE_HINT))
     spec = spec.with_preprocess(None if pre.identity else pre)
     B = 1.0 if compat == "PrivateLR" else norm_bound(data_norm, bool(k))
+    if multiclass is not None:
+        return fit_multiclass(rows, spec, scan.clipped_to(B) if n_clipped else scan,
+                              multiclass=multiclass, call=call, lambda_=lambda_, eps=eps,
+                              method=method or ("objective" if op else "output"), delta=delta,
+                              B=B, data_norm=data_norm, rng=rng, accountant=accountant,
+                              verbose=verbose, n_dropped=fr.n_dropped, n_clipped=n_clipped)
     if compat == "PrivateLR" and private:
         warnings.warn(_COMPAT_WARNING, PrivacyWarning, stacklevel=stacklevel)
 
@@ -693,6 +748,52 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                 inference=res.inference, diagnostics=diagnostics)
 
 
+def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, lambda_,
+                   eps: float, method: str, delta: float, B: float, data_norm: float, rng,
+                   accountant, verbose: int, n_dropped: int, n_clipped: int) -> MulticlassDPLR:
+    """:func:`fit_frame`'s multiclass end: the rows (public map applied, inside the bound) →
+    :func:`privatelr.multinomial.fit_rows` over the response's declared levels →
+    :class:`~privatelr.multiclass.MulticlassDPLR`. The default λ is the multinomial rule
+    (:func:`~privatelr.calibration.default_lambda_multinomial`), or the binary rule at each
+    one-vs-rest fit's ``eps / K``."""
+    classes = tuple(spec.response_levels)
+    K = len(classes)
+    if K < 2:
+        raise ValueError(f"the response {spec.response!r} has a single level; a multiclass "
+                         "model needs at least two declared levels")
+    private = eps > 0 and not math.isinf(eps)
+    if lambda_ is None:
+        if multiclass == "multinomial":
+            lambda_ = default_lambda_multinomial(rows.n, K, eps, data_norm=B,
+                                                 weights_bound=rows.weights_bound)
+        else:
+            lambda_ = default_lambda(rows.n, eps / K if private else eps, data_norm=B,
+                                     weights_bound=rows.weights_bound)
+        _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
+    res = multinomial.fit_rows(rows, classes, multiclass=multiclass, lambda_=lambda_, eps=eps,
+                               method=method, delta=delta, data_norm=B, clip=False, rng=rng,
+                               accountant=accountant, scan=scan, what="the design")
+    fits = res.diagnostics.get("fits", [res.diagnostics])
+    diagnostics = Diagnostics(
+        iterations=sum(int(_field(f, "iterations")) for f in fits),
+        passes=sum(int(_field(f, "passes")) for f in fits),
+        grad_norm=max(float(_field(f, "grad_norm")) for f in fits),
+        message="; ".join(str(_field(f, "message")) for f in fits),
+        n_exceeding=int(scan.n_over) if not n_clipped else int(n_clipped),
+        n_clipped=int(n_clipped))
+    _say(verbose, 2, f"dplr: {multiclass} over {K} classes; solver {diagnostics.iterations} "
+                     f"iterations, status {res.status}")
+    return MulticlassDPLR(coef=res.coef, classes=classes, multiclass=multiclass, spec=spec,
+                          calibration=res.calibration, eps=res.eps, delta=res.delta,
+                          data_norm=data_norm, status=res.status, convergence=res.convergence,
+                          call=call, n_dropped=n_dropped, diagnostics=diagnostics)
+
+
+def _field(diag, name: str):
+    """A field of a solver report held as a dict (multinomial) or a Diagnostics (binary)."""
+    return diag[name] if isinstance(diag, dict) else getattr(diag, name)
+
+
 def _say(verbose: int, level: int, msg: str) -> None:
     if verbose >= level:
         print(msg)
@@ -707,7 +808,8 @@ def r_print(x: float) -> str:
 def _call_text(object, data, **kwargs) -> str:
     defaults = dict(target=None, lambda_=None, eps=1.0, verbose=0, rp_dim=0, threshold="fixed",
                     do_scale=False, op=True, data_norm=None, clip=False, compat=None,
-                    random_state=None, method=None, delta=0.0)
+                    random_state=None, method=None, delta=0.0, multiclass=None,
+                    sparse=False)
     args = [_describe(object)]
     if data is not None:
         args.append(_describe(data))

@@ -94,7 +94,7 @@ def _rebuild(cls, state: dict):
     return cls(**state)
 
 
-class _Released:
+class Released:
     """Pickling keeps the release only, unless the diagnostics were marked to be kept."""
 
     def __reduce__(self):
@@ -192,7 +192,7 @@ class _Inference:
 
 
 @dataclass(frozen=True, eq=False)
-class ERMResult(_Released, _Inference):
+class ERMResult(Released, _Inference):
     """Result of :func:`privatelr.erm.fit`: the release and, apart, the diagnostics.
 
     Attributes
@@ -313,7 +313,7 @@ class TuningRecord:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class DPLR(_Released, _Inference):
+class DPLR(Released, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
     The release
@@ -592,6 +592,8 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     from .scoring import TYPES
 
     if not isinstance(model, DPLR):
+        if getattr(model, "multiclass", None) is not None and se_fit is False:
+            return model.predict(data, type=type)     # privatelr.multiclass.predict_multiclass
         raise TypeError(f"model must be a DPLR (returned by dplr()), got "
                         f"{model.__class__.__name__}")
     if not isinstance(type, str) or type not in TYPES:
@@ -667,6 +669,8 @@ def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):
     """
     from .report.text import summarize
 
+    if getattr(model, "multiclass", None) is not None:
+        return model.summary()                        # a multiclass dplr model
     if not isinstance(model, DPLR):
         raise TypeError(f"model must be a DPLR (returned by dplr()), got "
                         f"{model.__class__.__name__}")

@@ -121,6 +121,9 @@ class DPLRSummary:
     table : pandas.DataFrame or None
         glm's coefficient table (:func:`privatelr.coef_table`) when the model has inference.
     table_title : str
+    per_class : dict or None
+        A multiclass model's coefficients: class label -> (column name -> coefficient), one
+        vector printed per class (``coefficients`` is then empty).
     """
 
     formula: str
@@ -129,11 +132,15 @@ class DPLRSummary:
     notes: list = field(default_factory=list)
     table: object = None
     table_title: str = ""
+    per_class: dict | None = None
 
     def __str__(self) -> str:
         parts = [wrap_formula(self.formula) + " \n"]
         parts.append("".join(line + " \n" for line in self.common.values()))
-        parts.append(format_named_vector(self.coefficients) + "\n")
+        if self.per_class is None:
+            parts.append(format_named_vector(self.coefficients) + "\n")
+        for label, coefs in (self.per_class or {}).items():
+            parts.append(f"Coefficients of class {label}:\n" + format_named_vector(coefs) + "\n")
         if self.table is not None:
             parts.append(self.table_title + "\n" + format_table(self.table) + "\n")
         if self.notes:
@@ -367,6 +374,61 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
     coefs = {k: float(c) for k, c in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes,
                        table=table, table_title=title)
+
+
+def summarize_multiclass(model) -> DPLRSummary:
+    """The summary of a multiclass ``dplr`` model (duck-typed: ``classes``, ``labels``,
+    ``multiclass``, ``coef``, ``calibration`` fields): R's header lines, the privacy notes and
+    one coefficient vector per class.
+
+    Examples
+    --------
+    >>> from privatelr import dplr
+    >>> from privatelr.datasets import load_iris
+    >>> iris = load_iris(); iris[iris.columns[:4]] /= 12
+    >>> m = dplr("Species ~ .", iris, eps=2, multiclass="multinomial", random_state=0)
+    >>> text = str(summarize_multiclass(m))
+    >>> [line for line in text.splitlines() if line.startswith("Coefficients of class")]
+    ['Coefficients of class setosa:', 'Coefficients of class versicolor:', 'Coefficients of class virginica:']
+    """
+    K = len(model.classes)
+    kind = ("multinomial (softmax) model" if model.multiclass == "multinomial" else
+            f"one-vs-rest: {K} binary fits")
+    common = {
+        "epsilon": f" Privacy level: {r_number(model.eps)}",
+        "lambda": f" Regularization parameter: {r_number(model.lambda_)}",
+        "convergence": " Convergence of optimization : "
+                       f"{'TRUE' if model.convergence == 0 else 'FALSE'}",
+        "classes": f" Classes ({kind}): {', '.join(model.labels)}",
+        "status": f" Status: {model.status}",
+    }
+    notes = []
+    headline = guarantee_headline(model)
+    if model.method == "nonprivate":
+        notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
+    else:
+        if headline is not None:
+            notes.append(" " + headline)
+        how = {"objective": "objective perturbation", "output": "output perturbation",
+               "gaussian": "Gaussian objective perturbation", "amp":
+               "approximate minima perturbation"}[model.method]
+        if model.multiclass == "ovr":
+            share = f"delta {model.delta / K:.3g} each" if model.delta else ""
+            how = (f"{how}, eps {r_number(model.eps / K)} for each class "
+                   f"{'(' + share + ')' if share else ''}").rstrip()
+        if model.delta:
+            how += f"; delta = {model.delta:.3g} in total"
+        bound = (f"norm bound {r_number(round(model.norm_bound, 6))} = sqrt(data_norm^2 + 1)"
+                 if model.spec.intercept else f"norm bound data_norm = "
+                 f"{r_number(model.data_norm)}")
+        notes.append(f" Privacy: {how}; eps' = {r_number(round(model.eps_eff, 10))}; {bound}.")
+        if headline is None:
+            kind = "(eps, delta)" if model.delta else "eps"
+            notes.append(f" Note: only the coefficients are {kind}-differentially private.")
+    per_class = {label: {str(c): float(v) for c, v in zip(model.spec.columns, model.coef[:, k])}
+                 for k, label in enumerate(model.labels)}
+    return DPLRSummary(formula=model.formula, common=common, coefficients={}, notes=notes,
+                       per_class=per_class)
 
 
 # ---------------------------------------------------------------------------------------------
