@@ -287,7 +287,8 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     # every argument is checked here, before the accountant is charged and before any fit
     source = as_rows(X)          # in memory or on Dask (then every fit runs partition-wise)
     source.scan()                # finite values, before any charge
-    Xa, (n, p) = source.X, (source.n, source.d)
+    Xa = source.matrix if _is_sparse(X) else source.X       # a sparse X stays sparse (CSR)
+    n, p = source.n, source.d
     if is_dask(y):
         ya = y
     else:
@@ -406,7 +407,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     # each candidate runs its own checks (settings, labels against its declared classes,
     # weights against its bound, rows against its data_norm) on all the rows
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    Xa = X if hasattr(X, "iloc") else np.asarray(X)
+    Xa = X.tocsr() if _is_sparse(X) else (X if hasattr(X, "iloc") else np.asarray(X))
     ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) \
         else np.asarray(y)
     if ya.ndim == 2 and 1 in ya.shape:
@@ -674,3 +675,7 @@ def _weight_vector(weights, n: int) -> np.ndarray:
         raise ValueError(f"weights must be a 1-D array of length {n}, got shape "
                          f"{np.shape(weights)}")
     return wa
+
+
+def _is_sparse(X) -> bool:
+    return type(X).__module__.startswith("scipy.sparse")

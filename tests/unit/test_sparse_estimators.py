@@ -5,6 +5,8 @@ densifies, and refuses (with the fix in the message) what would densify."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -105,6 +107,21 @@ def test_estimator_sample_weights_and_declared_classes_on_sparse(no_densify, DPL
     b = DPLogisticRegression(**kw).fit(_dense(X), labels, sample_weight=w)
     _assert_same_estimator(a, b)
     assert set(a.predict(X)) <= {"no", "yes"}
+
+
+@pytest.mark.parametrize("method", ["objective", "output"])
+def test_estimator_more_than_two_classes_on_sparse(method, no_densify, DPLogisticRegression):
+    X, _ = _sparse(seed=8)
+    rng = np.random.default_rng(9)
+    y = np.array(["a", "b", "c"])[np.argmax(X @ rng.normal(size=(X.shape[1], 3)) * 3, axis=1)]
+    kw = dict(eps=2.0, method=method, classes=["a", "b", "c"], random_state=1)
+    a = DPLogisticRegression(**kw).fit(X, y)
+    b = DPLogisticRegression(**kw).fit(_dense(X), y)
+    assert a.coef_.shape == (3, X.shape[1])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=0, atol=TOL)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(_dense(X)), rtol=0, atol=TOL)
+    np.testing.assert_array_equal(a.predict(X), b.predict(_dense(X)))
 
 
 @pytest.mark.parametrize("fmt", [sp.csc_matrix, sp.csr_array, sp.csc_array, sp.coo_matrix])
@@ -235,3 +252,24 @@ def test_model_sparse_prediction_checks_its_input():
         model.predict(X[:, :-1])
     with pytest.raises(ValueError, match="NaN or infinite"):
         LogisticRegressionDP(eps=1.0, gamma=20.0).fit(bad, y, upper, lower)
+
+
+@pytest.mark.parametrize("selection", ["split", "random_stopping"])
+def test_private_tuning_on_sparse_equals_dense(selection, DPLogisticRegression):
+    from privatelr import tune_classification_model
+
+    X, y = _sparse(n=1200, p=8, density=0.3, seed=11)
+    X.data = np.abs(X.data)                      # inside the public bounds [0, 1]
+    for make, fit_args, attr in (
+            (lambda g: LogisticRegressionDP(eps=1.0, gamma=g),
+             (np.ones(8), np.zeros(8)), "coeff"),
+            (lambda g: DPLogisticRegression(eps=1.0, alpha=g, data_norm=3, classes=[0, 1]),
+             (), "coef_")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # small gammas: 'adjusted lambda' warnings
+            a = tune_classification_model([make(g) for g in (0.01, 0.1, 1)], X, y, *fit_args,
+                                          random_state=0, selection=selection)
+            b = tune_classification_model([make(g) for g in (0.01, 0.1, 1)], _dense(X), y,
+                                          *fit_args, random_state=0, selection=selection)
+        assert a.tuning_.chosen == b.tuning_.chosen
+        np.testing.assert_allclose(getattr(a, attr), getattr(b, attr), rtol=0, atol=TOL)
