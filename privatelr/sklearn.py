@@ -157,7 +157,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     classes : sequence of labels, optional
         The declared classes: two (negative first), or K > 2 for the multinomial (softmax)
         model of :mod:`privatelr.multinomial` — then ``coef_`` is (K, d), ``intercept_`` (K,),
-        ``predict_proba`` (n, K); in memory, ``method`` "objective" or "output", the default
+        ``predict_proba`` (n, K); in memory, sparse or on Dask like the binary model,
+        ``method`` "objective" or "output", the default
         λ the multinomial rule (penalty ε/10). Without ``classes`` the labels must be 0/1 or
         bool (a non-private fit learns two classes), and the model is binary (scikit-learn's
         ``multi_class`` tag stays off: more than two classes must be declared).
@@ -264,8 +265,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         X : (n, d) array-like, scipy.sparse matrix or array, or Dask collection
             The features, without an intercept column. Sparse ``X`` (CSR; CSC and the other
             formats are converted to CSR) stays sparse: the intercept is added as a stored
-            column of ones and the fit needs O(nnz + n + d) memory (more than two classes:
-            passed on sparse to :func:`privatelr.multinomial.fit`).
+            column of ones and the fit needs O(nnz + n + d) memory (also with more than two
+            classes).
         y : (n,) array-like of labels (0/1, bool, or the declared ``classes``)
         sample_weight : (n,) array-like, optional
             Observation weights, finite and in ``[0, sample_weight_bound]``. A private fit
@@ -293,12 +294,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ...
         ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
         """
-        if self._multiclass(y):
-            return self._fit_multinomial(X, y, sample_weight)
         private, rows, scan, options, classes, n_clipped = self._prepare(
             X, y, sample_weight, announce=True)
-        result = erm.fit_rows(rows, rng=check_random_state(self.random_state), scan=scan,
-                              accountant=self.accountant if private else None, **options)
+        rng = check_random_state(self.random_state)
+        accountant = self.accountant if private else None
+        if len(classes) > 2:
+            return self._store_multinomial(rows, scan, options, classes, n_clipped, rng,
+                                           accountant)
+        result = erm.fit_rows(rows, rng=rng, scan=scan, accountant=accountant, **options)
         coef = result.coef
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()
@@ -313,73 +316,30 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.n_clipped_ = int(n_clipped)
         return self
 
-    def _multiclass(self, y) -> bool:
-        """More than two classes: declared, ``classes`` of length K > 2 (also at ``eps=0``:
-        without declared classes the estimator is binary, and says so for K > 2 labels)."""
-        return (self.classes is not None and not isinstance(self.classes, (str, bytes))
-                and hasattr(self.classes, "__len__") and len(self.classes) > 2)
-
-    def _fit_multinomial(self, X, y, sample_weight):
-        """K > 2 classes: softmax regression (:mod:`privatelr.multinomial`), in memory; the
-        covariates are clipped to (or refused beyond) ``data_norm`` and the intercept column
-        added, so every design row has norm at most ``sqrt(data_norm**2 + 1)``."""
+    def _store_multinomial(self, rows, scan, options, classes, n_clipped, rng, accountant):
+        """K > 2 declared classes: the softmax model (:func:`privatelr.multinomial.fit_rows`)
+        on the rows :meth:`_prepare` built — the same checks, clipping and backends as the
+        binary model, the multinomial calibration and default λ (penalty ε/10)."""
         from . import multinomial
-        from ._validation import clip_rows, row_norms
         from .calibration import default_lambda_multinomial
 
-        if self.method not in ("objective", "output"):
-            raise ValueError(f"method={self.method!r} is not available with more than two "
-                             "classes yet; use 'objective' or 'output'")
-        if is_dask(X, y, sample_weight):
-            raise TypeError("more than two classes are fitted in memory; pass NumPy or pandas "
-                            "data (Dask data: binary models)")
-        for name in ("clip", "fit_intercept"):
-            check_bool(name, getattr(self, name))
-        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
-        eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
-        private = erm.cal_private(eps)
-        if self.accountant is not None:
-            require_budget(self.accountant, eps)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
-                             accept_sparse=SPARSE_FORMATS)
-        check_classification_targets(y)
-        classes = None if self.classes is None else list(self.classes)
-        A = None
-        if self.sample_weight_bound is not None:
-            A = check_real("sample_weight_bound", self.sample_weight_bound, low=0.0,
-                           low_open=True)
-        w, A = _sample_weights(sample_weight, X.shape[0], A)
-        if is_sparse(X):        # norms and clipping from the stored values: X stays sparse
-            sparse_rows = SparseRows(X)
-            n_clipped = sparse_rows.scan(bound=B).n_over
-        else:
-            norms = row_norms(X)
-            n_clipped = int(np.count_nonzero(norms > B * (1 + 5e-13)))
-        if n_clipped and self.clip:
-            X = sparse_rows.clipped(B).matrix if is_sparse(X) else clip_rows(X, B, norms=norms)[0]
-        elif n_clipped and private:
-            raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
-        else:
-            n_clipped = 0
-        design = _with_intercept(X) if self.fit_intercept else X
-        design_norm = norm_bound(B, bool(self.fit_intercept))
-        K = len(classes) if classes is not None else len(np.unique(y))
         lam = self._requested_lambda()
         if lam is None:
-            lam = default_lambda_multinomial(X.shape[0], K, eps, data_norm=design_norm,
-                                             weights_bound=1.0 if w is None else A)
-        res = multinomial.fit(design, y, classes=classes, lambda_=lam, eps=eps,
-                              method=self.method, data_norm=design_norm, weights=w,
-                              weights_bound=A, random_state=self.random_state,
-                              accountant=self.accountant if private else None)
+            lam = default_lambda_multinomial(rows.n, len(classes), options["eps"],
+                                             data_norm=options["data_norm"],
+                                             weights_bound=rows.weights_bound)
+        res = multinomial.fit_rows(rows, tuple(classes.tolist()), lambda_=lam,
+                                   eps=options["eps"], method=options["method"],
+                                   data_norm=options["data_norm"], clip=False, rng=rng,
+                                   accountant=accountant, scan=scan, what="X")
         k = int(bool(self.fit_intercept))
         self.coef_ = np.ascontiguousarray(res.coef[k:].T)
         self.intercept_ = res.coef[0].copy() if k else np.zeros(len(res.classes))
-        self.classes_ = np.asarray(res.classes)
+        self.classes_ = classes
         self.lambda_used_ = res.calibration.lambda_
         self.n_iter_ = np.array([res.diagnostics.get("iterations", 0)], dtype=np.int32)
         self.result_ = dataclasses.replace(res, diagnostics={})   # the release only
-        self.n_clipped_ = n_clipped
+        self.n_clipped_ = int(n_clipped)
         return self
 
     def check_fit(self, X, y, sample_weight=None) -> None:
@@ -429,6 +389,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "noise for a public upper bound on every weight; pass "
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
         _, delta = check_method(self.method, eps, self.delta)
+        if _several(self.classes) and self.method not in ("objective", "output"):
+            raise ValueError(f"method={self.method!r} is not available with more than two "
+                             "classes (the multinomial calibration is for the pure-eps "
+                             "methods); use 'objective' or 'output'")
         if self.accountant is not None:
             require_budget(self.accountant, eps, delta)
         if private and announce:
@@ -445,16 +409,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  accept_sparse=SPARSE_FORMATS)
             check_classification_targets(y)
             kind = type_of_target(y, input_name="y", raise_unknown=True)
-            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+            if kind not in ("binary", "unknown") and np.unique(y).size > 2 and \
+                    not _several(self.classes):
                 raise ValueError(f"Only binary classification is supported. The type of the "
                                  f"target is {kind}.")
-        classes, y01 = _declared_classes(self.classes, y, learn=not private)
+        classes, y01, codes = _declared_classes(self.classes, y, learn=not private)
         w, A = _sample_weights(sample_weight, X.shape[0], A)
         k = int(self.fit_intercept)
         if is_sparse(X):        # the intercept as a stored column: the design stays sparse
-            rows = as_rows(_with_intercept(X) if k else X, y01, w, A)
+            rows = as_rows(_with_intercept(X) if k else X, y01, w, A, codes=codes)
         else:                   # in memory or partition-wise on Dask
-            rows = as_rows(X, y01, w, A)
+            rows = as_rows(X, y01, w, A, codes=codes)
             if k:
                 rows = rows.mapped(_with_intercept, rows.d + 1)
         design_norm = norm_bound(B, bool(k))
@@ -541,6 +506,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ``scipy.sparse`` (scored as ``X @ coef_.T + intercept_``, never densified)."""
         check_is_fitted(self)
         if self.coef_.shape[0] > 1:
+            if is_dask(X):                                 # lazy (n, K) scores
+                X, _ = self._dask_data(X, reset=False)
+                return X @ self.coef_.T + self.intercept_
             X = validate_data(self, X, dtype=np.float64, reset=False,
                               accept_sparse=SPARSE_FORMATS)
             return np.asarray(X @ self.coef_.T) + self.intercept_
@@ -560,6 +528,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if z.ndim == 2:
             from scipy.special import softmax
 
+            if is_dask(z):
+                return z.map_blocks(softmax, axis=1, dtype=np.float64)
             return softmax(z, axis=1)
         p1 = 0.5 * (1.0 + np.tanh(0.5 * z))  # logistic function without overflow
         return np.stack([1.0 - p1, p1], axis=1)
@@ -570,6 +540,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         if z.ndim == 2:
             from scipy.special import log_softmax
 
+            if is_dask(z):
+                return z.map_blocks(log_softmax, axis=1, dtype=np.float64)
             return log_softmax(z, axis=1)
         return np.stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)], axis=1)
 
@@ -578,7 +550,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ``scipy.sparse`` or Dask."""
         z = self.decision_function(X)  # checks fitted state first
         if z.ndim == 2:
-            return self.classes_[np.argmax(z, axis=1)]
+            if is_dask(z):
+                return z.map_blocks(_most_probable, self.classes_, drop_axis=1,
+                                    dtype=self.classes_.dtype)
+            return _most_probable(z, self.classes_)
         return np.where(z > 0, self.classes_[1], self.classes_[0])
 
 
@@ -649,20 +624,31 @@ def _sample_weights(sample_weight, n: int, bound: float | None):
     return w, bound
 
 
+def _several(classes) -> bool:
+    """Whether ``classes`` declares more than two labels (the multinomial model)."""
+    return (classes is not None and not isinstance(classes, (str, bytes))
+            and hasattr(classes, "__len__") and len(classes) > 2)
+
+
 def _declared_classes(classes, y: np.ndarray, *, learn: bool):
-    """``(classes_, y coded 0/1)``: declared classes, 0/1 or bool labels, or (``learn``, a
-    non-private fit) the two values of ``y``."""
+    """``(classes_, y coded 0/1, class codes or None)``: declared classes (two, or K > 2 with
+    each label's position as its code), 0/1 or bool labels, or (``learn``, a non-private fit)
+    the two values of ``y``."""
     if classes is not None:
         if isinstance(classes, (str, bytes)) or not hasattr(classes, "__len__") or \
-                len(classes) != 2 or classes[0] == classes[1]:
-            raise ValueError(f"classes must list two distinct labels [negative, positive], got "
-                             f"{classes!r}")
+                len(classes) < 2 or len(set(classes)) != len(classes):
+            raise ValueError(f"classes must list distinct labels ([negative, positive], or K > 2 "
+                             f"labels for the multinomial model), got {classes!r}")
         declared = np.asarray(classes)
         (inside,) = compute(np.isin(y, declared).all())      # one pass over a Dask vector
         if not inside:
             raise ValueError(f"y holds labels outside classes={list(declared)}; declare every "
                              "label (or map the others first)")
-        return declared, (y == declared[1]).astype(np.float64)
+        if len(declared) == 2:
+            return declared, (y == declared[1]).astype(np.float64), None
+        codes = _codes_block(y, declared) if not is_dask(y) else \
+            y.map_blocks(_codes_block, declared, dtype=np.float64)
+        return declared, (y != declared[0]).astype(np.float64), codes
     values = np.asarray(np.unique(y))                      # computed for a Dask vector
     if is_dask(y) and values.dtype.kind == "f" and not np.all(values == np.round(values)):
         raise ValueError("Unknown label type: continuous. Maybe you are trying to fit a "
@@ -672,11 +658,22 @@ def _declared_classes(classes, y: np.ndarray, *, learn: bool):
         if values.size != 2:
             raise ValueError(f"Only binary classification is supported: y needs exactly 2 "
                              f"classes, got {values.size} class(es)")
-        return values, (y == values[1]).astype(np.float64)
+        return values, (y == values[1]).astype(np.float64), None
     if y.dtype == np.bool_:
-        return np.array([False, True]), y.astype(np.float64)
+        return np.array([False, True]), y.astype(np.float64), None
     if np.issubdtype(y.dtype, np.number) and set(values.tolist()) <= {0, 1}:
-        return np.array([0, 1]), (y == 1).astype(np.float64)
+        return np.array([0, 1]), (y == 1).astype(np.float64), None
     raise ValueError("the classes of a private fit are declared, never learned from the labels "
                      "(one record could change them): pass classes=[negative, positive], or "
                      "use 0/1 or bool labels")
+
+
+def _codes_block(y, declared) -> np.ndarray:
+    """Each label's position in ``declared`` (every label is declared: checked before)."""
+    order = np.argsort(declared, kind="stable")
+    pos = np.searchsorted(declared[order], y)
+    return order[np.minimum(pos, len(declared) - 1)].astype(np.float64)
+
+
+def _most_probable(z, classes) -> np.ndarray:
+    return classes[np.argmax(z, axis=1)]

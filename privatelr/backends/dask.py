@@ -610,7 +610,7 @@ class DaskRows:
         c = self.codes.astype(np.float64)
         if self.w is None:
             return c[:, None]
-        return da.stack([c, self.w.astype(np.float64)], axis=1)
+        return da.stack([c, self.w.astype(np.float64)], axis=1).rechunk({1: -1})
 
     def softmax_objective(self, classes: int, lambda_: float, noise=None):
         (aux,) = _persist(self._codes_aux())

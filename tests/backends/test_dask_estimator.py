@@ -59,3 +59,20 @@ def test_dask_sample_weight_fails_closed():
     with pytest.raises(ValueError, match="data_norm=0.5.*clip=True"):   # fail closed on Dask too
         DPLogisticRegression(data_norm=0.5, accountant=acc).fit(_dask(X), _dask(y))
     assert acc.spent() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("eps, bound", [(2.0, 2.0), (0.0, None)])
+def test_dask_more_than_two_declared_classes_equal_in_memory(eps, bound):
+    X, _, w = _data(3)
+    y = np.array(["a", "b", "c"])[np.argmax(X @ [[3.0, -3.0, 0.0], [0.0, 3.0, -3.0]], axis=1)]
+    kw = dict(eps=eps, classes=["a", "b", "c"], sample_weight_bound=bound, random_state=5)
+    mem = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
+    lazy = DPLogisticRegression(**kw).fit(_dask(X), _dask(y), sample_weight=_dask(w))
+    assert lazy.coef_.shape == (3, 2)
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(lazy.intercept_, mem.intercept_, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(lazy.predict_proba(_dask(X)).compute(), mem.predict_proba(X),
+                               rtol=1e-9, atol=1e-13)
+    assert (lazy.predict(_dask(X)).compute() == mem.predict(X)).all()
+    with pytest.raises(ValueError, match="outside classes"):
+        DPLogisticRegression(**kw).fit(_dask(X), _dask(np.where(y == "c", "d", y)))
