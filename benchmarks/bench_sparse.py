@@ -17,6 +17,11 @@ agreement check: on the first ``--check-rows`` rows (default 4,000) the sparse a
 design give coefficients equal to ``--agree`` (1e-8) with the same seed and a relative gradient of 1e-13 (the sparse design by the Hessian-free Newton method,
 the dense one by Newton's method with the exact d x d Hessian).
 
+A third process runs the formula front end on a data frame of the same ``n``: two numeric
+columns in [-0.3, 0.3] and a declared factor with ``d`` levels (``site``), ``dplr("y ~ x1 + x2 +
+site", sparse=True)`` at eps = 1 — formulaic's sparse design, the scan, the fit and the training
+C-index, end to end — with its peak memory.
+
 Run: ``python benchmarks/bench_sparse.py [--n 1000000] [--d 10000] [--k 20] [--markdown]``.
 """
 
@@ -69,6 +74,30 @@ def one(args) -> dict:
                 dense_mb=args.n * args.d * 8 / 2**20)
 
 
+def formula(args) -> dict:
+    """``dplr(..., sparse=True)`` on a data frame with a ``d``-level factor, end to end."""
+    import pandas as pd
+
+    from privatelr import dplr
+
+    rng = np.random.default_rng([2026, args.n, args.d])
+    levels = [f"s{i}" for i in range(args.d)]
+    df = pd.DataFrame({"x1": rng.uniform(-0.3, 0.3, args.n), "x2": rng.uniform(-0.3, 0.3, args.n),
+                       "site": pd.Categorical.from_codes(rng.integers(0, args.d, args.n),
+                                                         categories=levels)})
+    effect = rng.standard_normal(args.d)
+    eta = 2 * df["x1"].to_numpy() - df["x2"].to_numpy() + effect[df["site"].cat.codes]
+    df["y"] = rng.uniform(size=args.n) < 1 / (1 + np.exp(-eta))
+    start = time.perf_counter()
+    m = dplr("y ~ x1 + x2 + site", df, eps=1.0, data_norm=1.1, sparse=True, lambda_=args.lam,
+             random_state=1)
+    seconds = time.perf_counter() - start
+    return dict(method="dplr formula, sparse=True", seconds=seconds, status=str(m.status),
+                iterations=m.diagnostics.iterations, passes=m.diagnostics.passes,
+                peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                csr_mb=args.n * 4 * 12 / 2**20, dense_mb=args.n * (args.d + 2) * 8 / 2**20)
+
+
 def agree(args) -> float:
     from privatelr import erm
 
@@ -90,14 +119,14 @@ def main(argv=None) -> None:
     ap.add_argument("--check-rows", type=int, default=4000)
     ap.add_argument("--agree", type=float, default=1e-8)
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--one", choices=["objective", "gaussian"], help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=["objective", "gaussian", "formula"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         args.method = args.one
-        print(json.dumps(one(args)))
+        print(json.dumps(formula(args) if args.one == "formula" else one(args)))
         return
     rows = []
-    for method in ("objective", "gaussian"):
+    for method in ("objective", "gaussian", "formula"):
         cmd = [sys.executable, __file__, "--one", method, "--n", str(args.n), "--d", str(args.d),
                "--k", str(args.k), "--lam", str(args.lam)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
