@@ -24,6 +24,7 @@ from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name, s
 from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_response, code_response,
                      eval_rows, jsonable)
 from .poly import is_poly, poly_atom, poly_matrix, poly_options
+from .materialize import dense_matrix
 from .preprocess import Preprocess
 from .rsyntax import Binary, deparse, names_in, parse
 from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer, level_key
@@ -268,14 +269,17 @@ class Rows:
         return None if self.codes is None else (self.codes > 0).astype(np.float64)
 
 
-def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
+def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int):
+    """The design of the complete rows: built straight from the atoms
+    (:func:`~privatelr.design.materialize.dense_matrix`), or, for a ``sparse`` spec, by
+    formulaic's sparse materialiser (CSR)."""
+    if not spec.sparse:
+        return dense_matrix(spec, atoms, complete, n)
+    import scipy.sparse as sp
+
     m = int(complete.sum())
     if m == 0:
-        if spec.sparse:
-            import scipy.sparse as sp
-
-            return sp.csr_matrix((0, len(spec.formulaic_columns)))
-        return np.zeros((0, len(spec.formulaic_columns)))
+        return sp.csr_matrix((0, len(spec.formulaic_columns)))
     frame = {}
     for atom in spec.atoms:
         vec = atoms[atom["id"]]
@@ -289,31 +293,12 @@ def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int) -
             frame[atom["id"]] = np.broadcast_to(vec.data, (n,))[complete]
     with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
         X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)),
-                             sparse=spec.sparse)
-    cols = list(X.model_spec.column_names) if spec.sparse else list(X.columns)
+                             sparse=True)
+    cols = list(X.model_spec.column_names)
     if cols != list(spec.formulaic_columns):
         raise ValueError(f"the design for new data has columns {cols}, expected "
                          f"{spec.formulaic_columns}; this is a bug in privatelr, please report it")
-    if spec.sparse:
-        import scipy.sparse as sp
-
-        return sp.csr_matrix(X, dtype=np.float64)
-    return _row_major(X)
-
-
-def _row_major(X) -> np.ndarray:
-    """formulaic's column-ordered design as one C-contiguous float64 array (rows contiguous, as
-    the engine reads them), copied in blocks of rows that stay in cache: pandas' own
-    ``to_numpy`` on mixed int/float columns, followed by a transposing copy, cost 5-10 times
-    more at millions of rows."""
-    cols = [np.asarray(X[c].to_numpy(), dtype=np.float64) for c in X.columns]
-    out = np.empty((len(X), len(cols)))
-    if not cols:
-        return out
-    block = 8192
-    for start in range(0, len(X), block):
-        out[start:start + block] = np.stack([c[start:start + block] for c in cols], axis=1)
-    return out
+    return sp.csr_matrix(X, dtype=np.float64)
 
 
 def _rederive(spec: DesignSpec) -> None:

@@ -1,0 +1,114 @@
+r"""The dense design matrix built straight from the atoms, in one row-major pass.
+
+formulaic decides the design's *structure* once, when a spec is made (which columns, in which
+order, with which contrasts: :attr:`DesignSpec.formulaic_columns`). Every column it names is a
+product of parts, one per atom of its term, read off the name (``_a3_``, ``_a3_[T.L2]``,
+``_a5_p2_``):
+
+* a numeric atom: its values;
+* a factor atom's level ``k`` (treatment or full-rank coding alike): the indicator
+  ``code == k``;
+* a column of a matrix atom (``poly(x, k)``): that column.
+
+So the values of every design column follow from the atoms without going through a DataFrame:
+:func:`dense_matrix` fills a C-ordered float64 array block by block of rows (each block stays in
+cache while its columns are written), from numeric vectors and the factors' integer codes.
+It gives formulaic's values exactly — the same products in the same order, ``inf * 0`` giving
+NaN — at a fraction of the time and memory (no pandas frame, no integer dummies, no transposing
+copy). formulaic still materialises sparse designs (``DesignSpec.sparse``), and
+``tests/unit/test_design_materialize.py`` checks the two paths against each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .algebra import FC_PART
+
+__all__ = ["dense_matrix"]
+
+_BLOCK = 8192
+
+
+def _plan(spec) -> list:
+    """Per design column: None (the intercept) or its parts ``(kind, atom id, index)``."""
+    atoms = {a["id"]: a for a in spec.atoms}
+    plan = []
+    for name in spec.formulaic_columns:
+        if name == "Intercept":
+            plan.append(None)
+            continue
+        parts = []
+        for part in name.split(":"):
+            m = FC_PART.match(part)
+            if m is None:
+                raise ValueError(f"unexpected design column {name!r}; this is a bug in "
+                                 "privatelr, please report it")
+            atom = atoms[m.group(1)]
+            if atom["kind"] == "matrix":
+                parts.append(("matrix", atom["id"],
+                              [str(s) for s in atom["levels"]].index(m.group(2))))
+            elif atom["kind"] == "factor":
+                parts.append(("factor", atom["id"], int(m.group(3))))
+            else:
+                parts.append(("numeric", atom["id"], None))
+        plan.append(parts)
+    return plan
+
+
+def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
+    """The design of the ``complete`` rows as one C-contiguous float64 array whose columns are
+    ``spec.formulaic_columns`` (see the module docstring). ``atoms`` maps atom ids to their
+    values over all ``n`` rows (a :class:`~privatelr.design.values.Vec`, or an ``(n, k)``
+    array for a matrix atom)."""
+    plan = _plan(spec)
+    m = int(complete.sum())
+    all_rows = m == n
+    source = {}
+    for atom in spec.atoms:
+        v = atoms[atom["id"]]
+        if atom["kind"] == "matrix":
+            arr = np.asarray(v, dtype=np.float64)
+        elif atom["kind"] == "factor":
+            arr = np.asarray(v.data)
+        else:
+            arr = np.broadcast_to(np.asarray(v.data, dtype=np.float64), (n,))
+        source[atom["id"]] = arr if all_rows else arr[complete]
+    # a factor's own dummy columns (main effects) are set by one scatter per block: zeros,
+    # then 1 at (row, column of the row's level); every other column is a product of parts
+    dummies = {}
+    for j, parts in enumerate(plan):
+        if parts is not None and len(parts) == 1 and parts[0][0] == "factor":
+            aid, level = parts[0][1], parts[0][2]
+            n_levels = len(next(a for a in spec.atoms if a["id"] == aid)["levels"])
+            table = dummies.setdefault(aid, (np.full(n_levels + 1, -1, dtype=np.intp), []))
+            table[0][level] = j
+            table[1].append(j)
+    scattered = {j for _, cols in dummies.values() for j in cols}
+    out = np.empty((m, len(plan)))
+    with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
+        for start in range(0, m, _BLOCK):
+            rows = slice(start, min(start + _BLOCK, m))
+            block = out[rows]
+            for aid, (column_of, cols) in dummies.items():
+                block[:, cols] = 0.0
+                c = column_of[source[aid][rows]]
+                hit = np.flatnonzero(c >= 0)
+                block[hit, c[hit]] = 1.0
+            for j, parts in enumerate(plan):
+                if j in scattered:
+                    continue
+                if parts is None:
+                    block[:, j] = 1.0
+                    continue
+                col = None
+                for kind, aid, index in parts:
+                    if kind == "numeric":
+                        v = source[aid][rows]
+                    elif kind == "factor":
+                        v = source[aid][rows] == index
+                    else:
+                        v = source[aid][rows, index]
+                    col = v if col is None else col * v
+                block[:, j] = col
+    return out
