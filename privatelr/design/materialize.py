@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._threads import PARALLEL_MIN_BYTES, map_chunks
 from .algebra import FC_PART
 
 __all__ = ["dense_matrix"]
@@ -86,29 +87,38 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
             table[1].append(j)
     scattered = {j for _, cols in dummies.values() for j in cols}
     out = np.empty((m, len(plan)))
-    with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
-        for start in range(0, m, _BLOCK):
-            rows = slice(start, min(start + _BLOCK, m))
-            block = out[rows]
-            for aid, (column_of, cols) in dummies.items():
-                block[:, cols] = 0.0
-                c = column_of[source[aid][rows]]
-                hit = np.flatnonzero(c >= 0)
-                block[hit, c[hit]] = 1.0
-            for j, parts in enumerate(plan):
-                if j in scattered:
-                    continue
-                if parts is None:
-                    block[:, j] = 1.0
-                    continue
-                col = None
-                for kind, aid, index in parts:
-                    if kind == "numeric":
-                        v = source[aid][rows]
-                    elif kind == "factor":
-                        v = source[aid][rows] == index
-                    else:
-                        v = source[aid][rows, index]
-                    col = v if col is None else col * v
-                block[:, j] = col
+
+    def fill(k: int) -> None:
+        with np.errstate(all="ignore"):   # inf * 0 in an interaction: the row gets NaN
+            _fill_block(out[k * _BLOCK:(k + 1) * _BLOCK], slice(k * _BLOCK, (k + 1) * _BLOCK),
+                        plan, source, dummies, scattered)
+
+    # every block is written by one thread and every value computed alone: the same bits for
+    # any number of threads (numpy's error state is per thread: set inside the block)
+    map_chunks(-(-m // _BLOCK), fill, parallel=out.nbytes >= PARALLEL_MIN_BYTES)
     return out
+
+
+def _fill_block(block, rows, plan, source, dummies, scattered) -> None:
+    """Write the design's ``rows`` into ``block`` (see :func:`dense_matrix`)."""
+    for aid, (column_of, cols) in dummies.items():
+        block[:, cols] = 0.0
+        c = column_of[source[aid][rows]]
+        hit = np.flatnonzero(c >= 0)
+        block[hit, c[hit]] = 1.0
+    for j, parts in enumerate(plan):
+        if j in scattered:
+            continue
+        if parts is None:
+            block[:, j] = 1.0
+            continue
+        col = None
+        for kind, aid, index in parts:
+            if kind == "numeric":
+                v = source[aid][rows]
+            elif kind == "factor":
+                v = source[aid][rows] == index
+            else:
+                v = source[aid][rows, index]
+            col = v if col is None else col * v
+        block[:, j] = col

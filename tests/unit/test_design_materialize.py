@@ -72,3 +72,25 @@ def test_empty_and_single_row_designs():
     assert one.X.shape == (1, 4)
     none = spec.rows(df.head(1).assign(mpg=np.nan), response=False)
     assert none.X.shape == (0, 4) and none.n_dropped == 1
+
+
+def test_a_design_large_enough_for_threads_gives_the_same_values(monkeypatch):
+    rng = np.random.default_rng(4)
+    n = 60_000                                     # 60,000 x 40 doubles: above the 16 MB mark
+    df = pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(6)})
+    df["f"] = pd.Categorical(rng.choice([f"l{k}" for k in range(30)], n),
+                             categories=[f"l{k}" for k in range(30)])
+    df.loc[7, "x0"] = np.inf                       # inf * 0 in an interaction: NaN, silently
+    df["y"] = rng.integers(0, 2, n)
+    spec = make_spec("y ~ . + x0:x1", df, learn=True, why="a test")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        threaded = spec.rows(df).X
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", "1")
+        single = spec.rows(df).X
+    assert threaded.nbytes >= 16 * 2**20
+    np.testing.assert_array_equal(threaded, single)
+    np.testing.assert_array_equal(threaded, dataclasses.replace(spec, sparse=True)
+                                  .rows(df).X.toarray())
