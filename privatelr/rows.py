@@ -228,10 +228,13 @@ def class_codes(codes, n: int) -> np.ndarray | None:
 
 
 def require_codes(rows) -> np.ndarray:
-    """The rows' class codes, or a ``ValueError`` (a multiclass fit needs them)."""
-    if rows.codes is None:
-        raise ValueError("these rows carry no class codes: a multiclass fit needs them")
-    return rows.codes
+    """The rows' class codes — for binary rows without them, the labels' 0/1 coding — or a
+    ``ValueError`` (a multiclass fit needs them)."""
+    if rows.codes is not None:
+        return rows.codes
+    if rows.y is not None:
+        return (rows.y > 0).astype(np.intp)
+    raise ValueError("these rows carry no class codes: a multiclass fit needs them")
 
 
 @dataclass(frozen=True)
@@ -256,6 +259,7 @@ def array_frame_rows(spec, data, *, weights: str | None = None,
     if weights is not None:
         w = np.asarray(data[weights].to_numpy(dtype=np.float64))[r.complete]
     extra = {"offset": r.offset} if r.offset is not None else {}
+    codes = r.codes if spec.n_classes > 2 else None      # two classes: the labels are the codes
     rows = (rows_class or ArrayRows)(r.X, r.y, w, weights_bound if w is not None else None,
-                                     codes=r.codes, **extra)
+                                     codes=codes, **extra)
     return FrameRows(rows=rows, n_total=int(r.complete.size), n_dropped=r.n_dropped)

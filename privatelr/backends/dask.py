@@ -605,9 +605,9 @@ class DaskRows:
 
     def _codes_aux(self):
         _, da = _import_dask()
-        if self.codes is None:
+        if self.codes is None and self.y is None:
             raise ValueError("these rows carry no class codes: a multiclass fit needs them")
-        c = self.codes.astype(np.float64)
+        c = (self.codes if self.codes is not None else self.y > 0).astype(np.float64)
         if self.w is None:
             return c[:, None]
         return da.stack([c, self.w.astype(np.float64)], axis=1).rechunk({1: -1})
@@ -617,11 +617,12 @@ class DaskRows:
         return DaskSoftmaxObjective(self.X, aux, classes, lambda_, noise=noise, n=self.n)
 
     def one_vs_rest(self, k: int) -> "DaskRows":
-        if self.codes is None:
+        if self.codes is None and self.y is None:
             raise ValueError("these rows carry no class codes: a multiclass fit needs them")
+        codes = self.codes if self.codes is not None else (self.y > 0).astype(np.float64)
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
-        (out.y,) = _persist((self.codes == k).astype(np.float64))
+        (out.y,) = _persist((codes == k).astype(np.float64))
         return out
 
     def positive_sum(self, clip01: bool):
@@ -676,7 +677,7 @@ def design_rows(spec, data, *, weights: str | None = None,
     X = design[:, 1:1 + d_raw]
     w = design[:, 1 + d_raw] if weights is not None else None
     rows = DaskRows(X, design[:, 0] > 0, w, weights_bound if weights is not None else None,
-                    codes=design[:, 0])
+                    codes=design[:, 0] if spec.n_classes > 2 else None)
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
 
 
