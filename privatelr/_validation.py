@@ -425,3 +425,28 @@ def clip_sparse_rows(X, bound: float):
     over = norms > bound * (1.0 + 5e-13)
     scale[over] = bound / norms[over]
     return sp.csr_matrix(sp.diags(scale) @ X)
+
+
+def is_sparse(X) -> bool:
+    """True for a ``scipy.sparse`` matrix or array (checked without importing scipy.sparse)."""
+    return type(X).__module__.startswith("scipy.sparse")
+
+
+def with_intercept(X):
+    """``[1, X]``: a column of ones first; a ``scipy.sparse`` ``X`` gets a stored column of ones
+    and stays sparse (CSR, O(nnz + n)).
+
+    Examples
+    --------
+    >>> with_intercept(np.array([[2.0], [3.0]]))
+    array([[1., 2.],
+           [1., 3.]])
+    """
+    n = X.shape[0]
+    if is_sparse(X):
+        import scipy.sparse as sp
+
+        ones = sp.csr_matrix((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)),
+                             shape=(n, 1))
+        return sp.hstack([ones, X], format="csr")
+    return np.concatenate([np.ones((n, 1)), X], axis=1)

@@ -68,6 +68,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit
 
+from ._validation import is_sparse
 from . import envelope
 from ._validation import FLOAT_MAX, as_float_matrix, check_bool, check_int, check_real
 from .accountant import require_budget
@@ -868,7 +869,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     >>> fit.status, fit.coef.shape
     ('ok', (3,))
     """
-    if is_dask(X, weights) or type(X).__module__.startswith("scipy.sparse"):
+    if is_dask(X, weights) or is_sparse(X):
         bound = noisy.weights_bound if isinstance(noisy, NoisyDotProduct) else FLOAT_MAX
         rows = as_rows(X, None, weights, bound if weights is not None else None)
         return fit_rows_newton(rows, noisy, _columns_of(X), lambda_=lambda_, solver=solver,

@@ -77,10 +77,9 @@ import numpy as np
 from functools import partial
 
 from . import erm
-from ._validation import as_float_matrix, check_bool, check_int, check_real, label_vector, \
-    real_vector
+from ._validation import (as_float_matrix, check_bool, check_int, check_real, is_sparse,
+                          label_vector, real_vector, with_intercept)
 from .backends import as_rows, compute, is_dask
-from .backends.sparse import is_sparse
 from .accountant import require_budget
 from .mechanisms import check_random_state, gaussian_fourier_features
 
@@ -130,19 +129,6 @@ def as_01_labels(y, n: int) -> np.ndarray:
     return arr
 
 
-def _add_bias(X):
-    """``[1, X]``; a ``scipy.sparse`` ``X`` gets a stored column of ones and stays sparse
-    (CSR)."""
-    n = X.shape[0]
-    if is_sparse(X):
-        import scipy.sparse as sp
-
-        ones = sp.csr_matrix((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)),
-                             shape=(n, 1))
-        return sp.hstack([ones, X], format="csr")
-    return np.concatenate([np.ones((n, 1)), X], axis=1)
-
-
 def _sparse_bounds_error(upper: np.ndarray, lower: np.ndarray) -> ValueError | None:
     """The refusal of a sparse ``X`` whose public bounds would map zeros to non-zeros (a
     column ``j`` without ``lower_j <= 0 <= upper_j``), or None when every zero stays zero.
@@ -174,7 +160,7 @@ def _bounded_rows(X, *, lower, upper, divisor, add_bias: bool):
 
     A CSR ``X`` (whose bounds pass :func:`_sparse_bounds_error`: zeros map to zero) is mapped
     on its stored values only and stays sparse; a NaN or infinite stored value becomes NaN."""
-    X = _add_bias(X) if add_bias else X
+    X = with_intercept(X) if add_bias else X
     if is_sparse(X):
         import scipy.sparse as sp
 
@@ -226,7 +212,7 @@ def _fourier(X: np.ndarray, omega: np.ndarray, phase: np.ndarray, D: int) -> np.
 def _fourier_rows(X: np.ndarray, *, lower, upper, omega, phase, D: int, divisor,
                   add_bias: bool) -> np.ndarray:
     """Rows clipped to the public bounds, mapped to the features and scaled into the ball."""
-    X = _add_bias(X) if add_bias else X
+    X = with_intercept(X) if add_bias else X
     return _keep_missing(X, _fourier(np.clip(X, lower, upper), omega, phase, D) / divisor)
 
 
@@ -287,7 +273,7 @@ class CMSModel:
                        add_bias=add_bias), p + int(add_bias), divisor
 
     def _features(self, X: np.ndarray, add_bias: bool) -> np.ndarray:
-        return _add_bias(X) if add_bias else X
+        return with_intercept(X) if add_bias else X
 
     def _check_sparse(self, upper: np.ndarray | None = None,
                       lower: np.ndarray | None = None) -> None:
@@ -628,7 +614,7 @@ class SVMDP(CMSModel):
                        add_bias=add_bias), self.D, divisor
 
     def _features(self, X, add_bias):
-        X = _add_bias(X) if add_bias else X
+        X = with_intercept(X) if add_bias else X
         return X if self.kernel == "linear" else self.x_to_v(X)
 
     def predict(self, X, add_bias: bool = False, raw_value: bool = False) -> np.ndarray:

@@ -23,7 +23,7 @@ import pandas as pd
 from .calibration import Calibration
 from .design.values import level_label
 from .multinomial import class_probabilities
-from .results import Diagnostics, Released, Status
+from .results import Diagnostics, Released, Status, calibration_property
 from .scoring import TYPES
 
 __all__ = ["MulticlassDPLR", "predict_multiclass"]
@@ -94,25 +94,11 @@ class MulticlassDPLR(Released):
 
     par = coefficients
 
-    @property
-    def method(self) -> str:
-        return self.calibration.method
-
-    @property
-    def lambda_(self) -> float:
-        return self.calibration.lambda_
-
-    @property
-    def eps_eff(self) -> float:
-        return self.calibration.eps_eff
-
-    @property
-    def penalty(self) -> float:
-        return self.calibration.penalty
-
-    @property
-    def n(self) -> int:
-        return self.calibration.n
+    method = calibration_property("method")
+    lambda_ = calibration_property("lambda_")
+    eps_eff = calibration_property("eps_eff")
+    penalty = calibration_property("penalty")
+    n = calibration_property("n")
 
     @property
     def norm_bound(self) -> float:

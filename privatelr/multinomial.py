@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, softmax
 
-from ._validation import as_float_matrix, check_bool, check_real
+from ._validation import as_float_matrix, check_bool, check_real, is_sparse
 from .accountant import require_budget
 from .calibration import GAUSSIAN_METHODS, Calibration, calibrate_multinomial
 from .losses import LogisticLoss
@@ -96,7 +96,7 @@ class MultinomialResult:
 
     def decision_function(self, X) -> np.ndarray:
         """The ``(n, K)`` class scores ``X @ coef`` (``X`` dense or ``scipy.sparse``)."""
-        if not type(X).__module__.startswith("scipy.sparse"):
+        if not is_sparse(X):
             X = as_float_matrix("X", X)
         if X.shape[1] != self.coef.shape[0]:
             raise ValueError(f"X has {X.shape[1]} columns; the model has {self.coef.shape[0]}")
@@ -286,7 +286,7 @@ def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "object
     """
     from .backends import as_rows
 
-    if not type(X).__module__.startswith("scipy.sparse"):
+    if not is_sparse(X):
         X = as_float_matrix("X", X, finite=False)
     n = X.shape[0]
     eps = check_real("eps", eps, low=0.0, allow_inf=True)

@@ -246,7 +246,7 @@ _DIAG_FIELDS = {"value": math.nan, "counts": {}, "message": "", "iterations": 0,
                 "grad_norm": math.nan, "n_exceeding": 0, "n_clipped": 0}
 
 
-def _cal_property(name):
+def calibration_property(name):
     return property(lambda self: getattr(self.calibration, name),
                     doc=f"The calibration's ``{name}`` (public).")
 
@@ -259,7 +259,7 @@ def _diag_property(name, default):
 
 
 for _name in _CAL_FIELDS:
-    setattr(ERMResult, _name, _cal_property(_name))
+    setattr(ERMResult, _name, calibration_property(_name))
 for _name, _default in _DIAG_FIELDS.items():
     setattr(ERMResult, _name, _diag_property(_name, _default))
 
@@ -390,14 +390,14 @@ class DPLR(Released, _Inference):
         return pd.Series(self.coef, index=list(self.spec.columns), name="coefficients")
 
     par = coefficients
-    eps = _cal_property("eps")
-    delta = _cal_property("delta")
-    eps_eff = _cal_property("eps_eff")
-    penalty = _cal_property("penalty")
-    lambda_ = _cal_property("lambda_")
-    n = _cal_property("n")
-    d = _cal_property("d")
-    method = _cal_property("method")
+    eps = calibration_property("eps")
+    delta = calibration_property("delta")
+    eps_eff = calibration_property("eps_eff")
+    penalty = calibration_property("penalty")
+    lambda_ = calibration_property("lambda_")
+    n = calibration_property("n")
+    d = calibration_property("d")
+    method = calibration_property("method")
 
     @property
     def norm_bound(self) -> float:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from ._validation import is_sparse
+
 __all__ = ["linear_predictor", "finite_rows", "outputs", "output_series", "TYPES"]
 
 type_of = type
@@ -32,14 +34,14 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """``X @ coef`` row by row (batch-independent rounding: the rows are made C-contiguous, so
     each row's sum runs over the same memory layout whatever the batch); a ``scipy.sparse``
     design stays sparse (a CSR row's products run over its stored values in order)."""
-    if type(X).__module__.startswith("scipy.sparse"):
+    if is_sparse(X):
         return np.asarray(X.tocsr() @ coef, dtype=np.float64).ravel()
     return np.einsum("ij,j->i", np.ascontiguousarray(X, dtype=np.float64), coef)
 
 
 def finite_rows(X) -> np.ndarray:
     """Which rows of ``X`` (dense or ``scipy.sparse``) hold only finite values."""
-    if type(X).__module__.startswith("scipy.sparse"):
+    if is_sparse(X):
         X = X.tocsr()
         bad = ~np.isfinite(X.data)
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))

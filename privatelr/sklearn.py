@@ -96,10 +96,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from functools import partial
 
 from . import erm
-from ._validation import as_weights, check_bool, check_real, real_vector
+from ._validation import as_weights, check_bool, check_real, is_sparse, real_vector, \
+    with_intercept
 from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
-from .backends.sparse import SparseRows, is_sparse
 from .calibration import check_method, default_lambda, norm_bound
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
@@ -417,11 +417,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         w, A = _sample_weights(sample_weight, X.shape[0], A)
         k = int(self.fit_intercept)
         if is_sparse(X):        # the intercept as a stored column: the design stays sparse
-            rows = as_rows(_with_intercept(X) if k else X, y01, w, A, codes=codes)
+            rows = as_rows(with_intercept(X) if k else X, y01, w, A, codes=codes)
         else:                   # in memory or partition-wise on Dask
             rows = as_rows(X, y01, w, A, codes=codes)
             if k:
-                rows = rows.mapped(_with_intercept, rows.d + 1)
+                rows = rows.mapped(with_intercept, rows.d + 1)
         design_norm = norm_bound(B, bool(k))
         if requested is None:
             lam = default_lambda(rows.n, eps, data_norm=design_norm,
@@ -555,19 +555,6 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                     dtype=self.classes_.dtype)
             return _most_probable(z, self.classes_)
         return np.where(z > 0, self.classes_[1], self.classes_[0])
-
-
-def _with_intercept(X):
-    """``[1, X]``; a ``scipy.sparse`` ``X`` gets a stored column of ones and stays sparse
-    (CSR, O(nnz + n))."""
-    n = X.shape[0]
-    if is_sparse(X):
-        import scipy.sparse as sp
-
-        ones = sp.csr_matrix((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)),
-                             shape=(n, 1))
-        return sp.hstack([ones, X], format="csr")
-    return np.concatenate([np.ones((n, 1)), X], axis=1)
 
 
 def _log_odds(X, *, coef: np.ndarray, intercept: float) -> np.ndarray:

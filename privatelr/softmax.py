@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from ._validation import is_sparse
+
 __all__ = ["SoftmaxObjective", "softmax_sums"]
 
 
@@ -52,7 +54,7 @@ def softmax_sums(X, codes, W, weights=None, order: int = 2):
 
 def _hessian_sum(X, P, weights) -> np.ndarray:
     p, K = X.shape[1], P.shape[1]
-    sparse = type(X).__module__.startswith("scipy.sparse")
+    sparse = is_sparse(X)
     aP = P if weights is None else P * weights[:, None]
     H4 = np.empty((p, K, p, K))
     for k in range(K):

@@ -31,7 +31,7 @@ import numpy as np
 
 import pandas as pd
 
-from ._validation import check_bool, check_real
+from ._validation import check_bool, check_real, is_sparse
 from .accountant import require_budget
 from .mechanisms import check_random_state, exponential_mechanism, laplace_count, random_stopping
 from .results import TuningRecord
@@ -287,7 +287,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
     # every argument is checked here, before the accountant is charged and before any fit
     source = as_rows(X)          # in memory or on Dask (then every fit runs partition-wise)
     source.scan()                # finite values, before any charge
-    Xa = source.matrix if _is_sparse(X) else source.X       # a sparse X stays sparse (CSR)
+    Xa = source.matrix if is_sparse(X) else source.X       # a sparse X stays sparse (CSR)
     n, p = source.n, source.d
     if is_dask(y):
         ya = y
@@ -407,7 +407,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     # each candidate runs its own checks (settings, labels against its declared classes,
     # weights against its bound, rows against its data_norm) on all the rows
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    Xa = X.tocsr() if _is_sparse(X) else (X if hasattr(X, "iloc") else np.asarray(X))
+    Xa = X.tocsr() if is_sparse(X) else (X if hasattr(X, "iloc") else np.asarray(X))
     ya = y.to_numpy() if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray) \
         else np.asarray(y)
     if ya.ndim == 2 and 1 in ya.shape:
@@ -676,6 +676,3 @@ def _weight_vector(weights, n: int) -> np.ndarray:
                          f"{np.shape(weights)}")
     return wa
 
-
-def _is_sparse(X) -> bool:
-    return type(X).__module__.startswith("scipy.sparse")

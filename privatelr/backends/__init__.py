@@ -11,6 +11,7 @@ Both implement :class:`privatelr.rows.RowSource`, so every front end runs one pi
 
 from __future__ import annotations
 
+from .._validation import is_sparse
 from ..rows import ArrayRows, FrameRows, array_frame_rows, is_dask
 
 __all__ = ["as_rows", "frame_rows", "is_dask", "compute"]
@@ -23,7 +24,7 @@ def as_rows(X, y=None, weights=None, weights_bound: float | None = None, codes=N
         from .dask import DaskRows
 
         return DaskRows(X, y, weights, weights_bound, codes=codes)
-    if type(X).__module__.startswith("scipy.sparse"):
+    if is_sparse(X):
         from .sparse import SparseRows
 
         return SparseRows(X, y, weights, weights_bound, codes=codes)

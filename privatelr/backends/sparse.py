@@ -20,18 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, sparse_row_norms,
-                           too_large)
+from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, is_sparse,
+                           sparse_row_norms, too_large)
 from ..objective import loss_terms, objective_value
 from ..rows import ArrayRows, Scan, class_codes, require_codes
 from ..softmax import SoftmaxObjective
 
 __all__ = ["SparseRows", "SparseObjective", "is_sparse"]
-
-
-def is_sparse(X) -> bool:
-    """True for a ``scipy.sparse`` matrix or array (checked without importing scipy.sparse)."""
-    return type(X).__module__.startswith("scipy.sparse")
 
 
 class SparseRows:

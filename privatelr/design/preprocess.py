@@ -87,7 +87,9 @@ class Preprocess:
         """The final design for raw design rows ``X`` (intercept column first when present)."""
         if self.identity:
             return X
-        if type(X).__module__.startswith("scipy.sparse"):
+        from .._validation import is_sparse
+
+        if is_sparse(X):
             return self._apply_sparse(X.tocsr(), int(intercept))
         k = int(intercept)
         cov = X[:, k:]
