@@ -23,14 +23,14 @@ import pandas as pd
 from .calibration import Calibration
 from .design.values import level_label
 from .multinomial import class_probabilities
-from .results import Diagnostics, Released, Status, calibration_property
+from .results import Diagnostics, ModelFields, Released, Status
 from .scoring import TYPES
 
 __all__ = ["MulticlassDPLR", "predict_multiclass"]
 
 
 @dataclass(frozen=True)
-class MulticlassDPLR(Released):
+class MulticlassDPLR(Released, ModelFields):
     """A fitted multiclass ``dplr`` model (see the module docstring).
 
     The release
@@ -93,21 +93,6 @@ class MulticlassDPLR(Released):
         return pd.DataFrame(self.coef, index=list(self.spec.columns), columns=self.labels)
 
     par = coefficients
-
-    method = calibration_property("method")
-    lambda_ = calibration_property("lambda_")
-    eps_eff = calibration_property("eps_eff")
-    penalty = calibration_property("penalty")
-    n = calibration_property("n")
-
-    @property
-    def norm_bound(self) -> float:
-        """``B``, the bound on the design rows used for the calibration."""
-        return self.calibration.data_norm
-
-    @property
-    def formula(self) -> str:
-        return self.spec.formula_r
 
     @property
     def guarantee_holds(self) -> bool:

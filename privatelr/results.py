@@ -36,7 +36,7 @@ import numpy as np
 from .calibration import Calibration
 from .scoring import outputs
 
-__all__ = ["Diagnostics", "ERMResult", "DPLR", "Status", "TuningRecord", "WALRResult", "predict",
+__all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property", "TuningRecord", "WALRResult", "predict",
            "summary", "guarantee_text", "MODEL_FORMAT", "MODEL_VERSION", "DIAGNOSTICS_KEY"]
 
 #: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
@@ -312,8 +312,29 @@ class TuningRecord:
 # dplr
 # ---------------------------------------------------------------------------------------------
 
+class ModelFields:
+    """The fields every ``dplr`` model reads off its calibration and spec (binary
+    :class:`DPLR` and :class:`~privatelr.multiclass.MulticlassDPLR`)."""
+
+    eps_eff = calibration_property("eps_eff")
+    penalty = calibration_property("penalty")
+    lambda_ = calibration_property("lambda_")
+    n = calibration_property("n")
+    method = calibration_property("method")
+
+    @property
+    def norm_bound(self) -> float:
+        """``B``, the bound on the design rows used for the calibration."""
+        return self.calibration.data_norm
+
+    @property
+    def formula(self) -> str:
+        """The formula in R's form, ``.`` expanded."""
+        return self.spec.formula_r
+
+
 @dataclass(frozen=True, eq=False)
-class DPLR(Released, _Inference):
+class DPLR(Released, ModelFields, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
     The release
@@ -392,22 +413,7 @@ class DPLR(Released, _Inference):
     par = coefficients
     eps = calibration_property("eps")
     delta = calibration_property("delta")
-    eps_eff = calibration_property("eps_eff")
-    penalty = calibration_property("penalty")
-    lambda_ = calibration_property("lambda_")
-    n = calibration_property("n")
     d = calibration_property("d")
-    method = calibration_property("method")
-
-    @property
-    def norm_bound(self) -> float:
-        """``B``, the bound on the design rows used for the calibration."""
-        return self.calibration.data_norm
-
-    @property
-    def formula(self) -> str:
-        """The formula in R's form, ``.`` expanded."""
-        return self.spec.formula_r
 
     @property
     def classes(self) -> list:
