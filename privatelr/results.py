@@ -36,8 +36,9 @@ import numpy as np
 from .calibration import Calibration
 from .scoring import outputs
 
-__all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property", "TuningRecord", "WALRResult", "predict",
-           "summary", "guarantee_text", "MODEL_FORMAT", "MODEL_VERSION", "DIAGNOSTICS_KEY"]
+__all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property",
+           "TuningRecord", "WALRResult", "predict", "summary", "guarantee_text", "MODEL_FORMAT",
+           "MODEL_VERSION", "DIAGNOSTICS_KEY"]
 
 #: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
 MODEL_FORMAT = "privatelr.model"
