@@ -95,6 +95,9 @@ class ERMObjective:
     (0.693147, 1)
     """
 
+    #: :meth:`evaluate` takes ``stride`` (a Hessian of every ``k``-th row: the solver's model)
+    strided_hessian = True
+
     def __init__(self, X, y, loss: Loss, lambda_: float, noise=None, weights=None, offset=None):
         self.X = X
         self.y = y
@@ -107,8 +110,13 @@ class ERMObjective:
         self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
         self.weights = weights
         self.passes = 0
+        #: work done, in full-data passes (a subsample's pass adds its share of the rows):
+        #: shared with the subsamples, so the total is the fit's, warm start included
+        self.work = {"gradient": 0.0, "hessian": 0.0, "copy": 0.0}
+        self._share = 1.0
         self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
         self._f32 = self.d >= HESSIAN_F32_MIN_D
+        self._stride = 1
         self._w = None
         self._m = None
         self._candidate = None
@@ -129,6 +137,8 @@ class ERMObjective:
                            self.lambda_, weights=None if self.weights is None else self.weights[rows],
                            offset=None if self.offset is None else self.offset[rows])
         sub.linear = self.linear.copy()
+        sub.work, sub._share = self.work, self._share * sub.n / self.n
+        self.work["copy"] += sub._share
         return sub
 
     # -- elementwise pieces ----------------------------------------------------------------
@@ -151,6 +161,9 @@ class ERMObjective:
         return r, (None if d2 is None else np.sqrt(d2 / self.n))
 
     def _add_hessian(self, H, Xc, sq):
+        k = self._stride
+        if k > 1:  # the Hessian of every k-th row of the chunk, scaled to stand for all
+            Xc, sq = Xc[::k], sq[::k] * np.sqrt(k)
         active = sq > 0
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
@@ -185,6 +198,7 @@ class ERMObjective:
         m = self._cached_margins(w)
         if m is None:
             self.passes += 1
+            self.work["gradient"] += self._share
             self._w, self._m = w.copy(), self.y * np.einsum("ij,j->i", self.X, w)
             if self._yo is not None:
                 self._m += self._yo
@@ -228,6 +242,11 @@ class ERMObjective:
                                         parallel))
             H = None
         self.passes += 1
+        if hessian:  # a strided Hessian costs a gradient pass and 1/k of the Hessian's extra
+            self.work["hessian"] += self._share / self._stride
+            self.work["gradient"] += self._share * (1.0 - 1.0 / self._stride)
+        else:
+            self.work["gradient"] += self._share
         return out, u, lv, g, H
 
     def _chunk(self, k, m, vec, out, u, lv, H):
@@ -252,18 +271,24 @@ class ERMObjective:
     def value(self, w) -> float:
         return self._value_from(w, self._terms(self._margins(w), False)[0])
 
-    def evaluate(self, w, hessian: bool = True):
+    def evaluate(self, w, hessian: bool = True, stride: int = 1):
         """Return ``(value, gradient, hessian_or_None)`` at ``w``.
 
         Costs one pass over ``X`` (margins, when not cached, are computed in the same pass);
-        nothing when the last line search already prepared this point.
+        nothing when the last line search already prepared this point. With ``stride`` ``k >
+        1`` the Hessian is a model: that of every ``k``-th row of each chunk, scaled by ``k``
+        (value and gradient stay exact), for ``1/k`` of the Hessian's flops.
         """
         ahead = self._ahead
         if ahead is not None and np.array_equal(w, ahead[0]) and (ahead[4] is not None or not hessian):
             self._w, self._m = ahead[0], ahead[1]
             return ahead[2], ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
         w = np.array(w, dtype=float)
-        m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian)
+        self._stride = max(1, int(stride))
+        try:
+            m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian)
+        finally:
+            self._stride = 1
         self._w, self._m = w, m
         return (self._value_from(w, lv), *self._finish(w, g, H))
 

@@ -148,3 +148,37 @@ def test_model_hessian_is_kept_when_good_and_replaced_when_poor(scale, refreshed
     # a 2 % error contracts the gradient ~50-fold per step: the model (secant-corrected) is
     # kept; a 3x error contracts it only to 2/3 per step: an exact Hessian replaces it
     assert (rep.counts["hessian"] > 0) == refreshed
+
+
+@pytest.mark.parametrize("d", [5, 30])  # float64 and float32 Hessian accumulation
+@pytest.mark.parametrize("weights, loss", [(False, LogisticLoss()), (True, HuberLoss(0.3))])
+def test_strided_hessian_is_every_kth_rows_scaled_and_value_gradient_exact(d, weights, loss):
+    obj = _problem(n=1000, d=d, seed=4, weights=weights, loss=loss)  # one chunk
+    w = np.linspace(-1, 1, d)
+    f, g, H = obj.evaluate(w, True)
+    f3, g3, H3 = _problem(n=1000, d=d, seed=4, weights=weights, loss=loss).evaluate(w, True, 3)
+    assert f3 == f and np.array_equal(g3, g)  # the same pass, only the Hessian is a model
+    X, y, a = obj.X[::3], obj.y[::3], (obj.weights[::3] if weights else 1.0)
+    curv = loss.second_derivative(y * (X @ w)) * a * 3 / obj.n
+    tol = 1e-5 if d >= 24 else 1e-12
+    np.testing.assert_allclose(H3, X.T @ (curv[:, None] * X) + 0.05 * np.eye(d), rtol=tol,
+                               atol=tol * np.abs(H).max())
+    assert obj.evaluate(w, True, 1)[2] is not None  # stride 1: the exact Hessian again
+
+
+def test_warm_start_models_the_hessian_on_every_fourth_row_and_records_the_work():
+    rng = np.random.default_rng(8)
+    n, d = 160_000, 4
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-X @ np.arange(1.0, d + 1))), 1.0, -1.0)
+    obj = ERMObjective(X, y, LogisticLoss(), 1e-4)
+    rep = minimize(obj, np.zeros(d))
+    assert rep.convergence == 0 and rep.levels == 1 and rep.counts["hessian"] == 0
+    # the work: every full pass, plus the 1/16 subsample's passes by their share of the rows;
+    # Hessians: the strided one (a quarter of a pass) and a few of the subsample's (1/16 each)
+    work = rep.work
+    assert rep.passes < work["gradient"] + work["hessian"] < rep.passes + 1
+    assert 0.25 + 1 / 16 <= work["hessian"] < 0.75
+    assert work["copy"] == pytest.approx(1 / 16, rel=1e-3)
+    exact = newton(ERMObjective(X, y, LogisticLoss(), 1e-4), np.zeros(d))
+    np.testing.assert_allclose(rep.x, exact.x, rtol=1e-9, atol=1e-11)
