@@ -729,7 +729,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     scores = rows.training_scores(res.coef)
     cindex, p_tr = math.nan, 0.5
     if scores is not None:
-        prob, y01 = expit(scores[0]), scores[1]
+        prob, y01 = expit(scores[0], out=scores[0]), scores[1]   # in place: one n-vector less
         cindex = c_index(prob, y01)
         if threshold != "fixed":
             _say(verbose, 1, f"dplr: learning non-private threshold with method {threshold}")

@@ -205,13 +205,13 @@ class ArrayRows:
         return np.einsum("ij,i->j", X, r), rows_out, cols_out
 
     def training_scores(self, coef: np.ndarray):
-        """``(X @ coef, labels in {0, 1})`` for a training diagnostic."""
+        """``(X @ coef, positive labels as bool)`` for a training diagnostic."""
         from .scoring import linear_predictor
 
         eta = linear_predictor(self.X, coef)
         if self.offset is not None:
             eta += self.offset
-        return eta, (self.y > 0).astype(np.float64)
+        return eta, self.y > 0
 
 
 def class_codes(codes, n: int) -> np.ndarray | None:

@@ -133,7 +133,7 @@ class SparseRows:
         return np.asarray(X.T @ r).ravel(), rows_out, cols_out
 
     def training_scores(self, coef: np.ndarray):
-        return np.asarray(self.matrix @ coef).ravel(), (self.y > 0).astype(np.float64)
+        return np.asarray(self.matrix @ coef).ravel(), self.y > 0
 
 
 class SparseObjective:
