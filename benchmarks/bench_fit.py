@@ -141,8 +141,8 @@ def run(sizes, repeat, method="objective"):
         row = dict(n=n, d=d, method=method, t_priv=t_priv, t_np=t_np, passes=r_priv.passes,
                    newton=r_priv.iterations, hess=r_priv.counts["hessian"],
                    g_ours=r_priv.grad_norm, g_np=grad_norm(X, y, lam, r_np.coef), mem=mem,
-                   conv=r_priv.convergence, work=report.work, unit=unit,
-                   pe=pass_equivalents(report.work, unit))
+                   conv=r_priv.convergence, work=getattr(report, "work", {}), unit=unit,
+                   pe=pass_equivalents(getattr(report, "work", {}), unit))
         if LogisticRegression is not None:
             clf = LogisticRegression(C=1.0 / (n * lam), fit_intercept=False, solver="lbfgs",
                                      max_iter=10_000)

@@ -22,13 +22,14 @@ Cost model, which is what makes the solver fast on millions of rows: the margins
 then evaluates ``J(w + t p)`` from ``m + t u`` with O(n) vector arithmetic and no further pass over
 ``X``; margins (or the line's increment), loss terms, gradient and Hessian are computed together
 in one pass over row chunks of about 4 MB, so each chunk is read from memory once and reused from
-cache, and no n-by-d temporary is ever allocated. Passes without a Hessian run on a small thread
-pool (:mod:`privatelr._threads`) with the products done by ``np.einsum``, which releases the GIL and
+cache, and no n-by-d temporary is ever allocated. Large passes run on a small thread pool
+(:mod:`privatelr._threads`) with the products done by ``np.einsum``, which releases the GIL and
 computes each row independently: two cores then keep the memory bus busy while the other computes
 the loss terms (measured at n = 1e6, d = 100 on two cores: 0.045 s per pass, against 0.077 s for
-the same pass in one thread with BLAS ``gemv``). The chunks are fixed by ``n`` and ``d`` and their
-partial sums are added in chunk order, so every pass gives the same bits for any number of
-threads.
+the same pass in one thread with BLAS ``gemv``). Passes with a Hessian run on the pool too, each
+chunk's ``gemm`` with BLAS on one thread (:func:`_blas_one_thread`). The chunks are fixed by ``n``
+and ``d`` and their partial sums are added in chunk order, so every pass gives the same bits for
+any number of threads.
 
 The Hessian ``X^T diag(a l''/n) X`` is formed in single precision per chunk (accumulated across
 chunks in double) when ``d`` is large enough for its ``n d^2`` flops to dominate. The Hessian
@@ -42,11 +43,57 @@ from __future__ import annotations
 
 import numpy as np
 
+import contextlib
+import threading
+
 from ._threads import PARALLEL_MIN_BYTES, map_chunks, sum_in_order
 from .losses import Loss
 
 CHUNK_BYTES = 4 * 2**20
 HESSIAN_F32_MIN_D = 24
+#: at most this many chunks of a Hessian pass are computed between two in-order additions, and
+#: their partial Hessians at most ``HESSIAN_ROUND_BYTES`` (fewer chunks per round at large d)
+HESSIAN_ROUND = 16
+HESSIAN_ROUND_BYTES = 32 * 2**20
+
+_BLAS = None  # threadpoolctl's controller, once looked for (False: not installed)
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS = [0, None]  # passes inside the context, and the limit to restore after the last
+
+
+@contextlib.contextmanager
+def _blas_one_thread():
+    """BLAS on one thread for the duration (with threadpoolctl, when it is installed).
+
+    A large Hessian pass spreads its chunks over our pool, one ``gemm`` per chunk and thread.
+    Left multi-threaded, each of these small products would wait for BLAS's own threads, which
+    on a busy machine are often not running (measured at n = 1e6, d = 100 under load 4: 1.4 s
+    for a pass's chunk products with two BLAS threads, 0.26 s with one BLAS thread in each of two
+    pool threads). It also makes the single-precision products independent of BLAS's thread
+    count. Reference-counted, so that concurrent fits restore the limit only after the last.
+    """
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS = ThreadpoolController().select(user_api="blas")
+        except Exception:  # not installed (an optional speed-up), or no BLAS found
+            _BLAS = False
+    if _BLAS is False:
+        yield
+        return
+    with _BLAS_LOCK:
+        if _BLAS_USERS[0] == 0:
+            _BLAS_USERS[1] = _BLAS.limit(limits=1)
+        _BLAS_USERS[0] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS[0] -= 1
+            if _BLAS_USERS[0] == 0:
+                _BLAS_USERS[1].restore_original_limits()
+                _BLAS_USERS[1] = None
 
 
 def loss_terms(loss, m, second: bool):
@@ -160,7 +207,8 @@ class ERMObjective:
         r /= self.n
         return r, (None if d2 is None else np.sqrt(d2 / self.n))
 
-    def _add_hessian(self, H, Xc, sq):
+    def _chunk_hessian(self, Xc, sq):
+        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature)."""
         k = self._stride
         if k > 1:  # the Hessian of every k-th row of the chunk, scaled to stand for all
             Xc, sq = Xc[::k], sq[::k] * np.sqrt(k)
@@ -168,13 +216,13 @@ class ERMObjective:
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
             if sq.size == 0:
-                return
+                return None
         if self._f32:  # cast first, scale in single precision: half the memory traffic
             Xs = Xc.astype(np.float32)
             Xs *= sq.astype(np.float32)[:, None]
         else:
             Xs = Xc * sq[:, None]
-        H += Xs.T @ Xs
+        return Xs.T @ Xs
 
     def _finish(self, w, g, H):
         g += self.lambda_ * w + self.linear
@@ -217,11 +265,11 @@ class ERMObjective:
         ``d`` only, each chunk yields its own partial gradient, and the partials are added in
         chunk order on the calling thread (:func:`privatelr._threads.sum_in_order`) — the same
         association as the one-thread loop, so 1, 2 or 8 threads give the same bits. Large passes
-        without a Hessian run the chunks on a small thread pool: NumPy releases the GIL in its
-        loops, so the workers overlap one chunk's elementwise loss arithmetic with another's
-        memory reads. Passes with a Hessian stay in one thread (its ``gemm`` is already
-        multi-threaded by BLAS) and add each chunk's gradient and Hessian to running totals, in
-        chunk order: one d-by-d accumulator, not one per chunk.
+        run the chunks on a small thread pool: NumPy releases the GIL in its loops, so the
+        workers overlap one chunk's elementwise loss arithmetic with another's memory reads.
+        With a Hessian, the pool computes up to ``HESSIAN_ROUND`` chunks' partial gradients and
+        Hessians at a time, with BLAS on one thread, and the calling thread adds them to running
+        totals in chunk order: at most that many d-by-d partials are kept (32 MB).
         """
         n = self.n
         along = step is not None
@@ -231,14 +279,23 @@ class ERMObjective:
         u = np.empty(n) if along else None
         lv = np.empty(n)
         count = -(-n // self.chunk)
+        parallel = self.X.nbytes >= PARALLEL_MIN_BYTES
         if hessian:
             g = np.zeros(self.d)
             H = np.zeros((self.d, self.d))
-            for k in range(count):
-                g += self._chunk(k, m, vec, out, u, lv, H)
+            with _blas_one_thread() if parallel else contextlib.nullcontext():
+                step = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
+                for first in range(0, count, step):
+                    parts = map_chunks(min(step, count - first),
+                                       lambda j, first=first: self._chunk(first + j, m, vec, out,
+                                                                         u, lv, True),
+                                       parallel)
+                    for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
+                        g += gk
+                        if Hk is not None:
+                            H += Hk
         else:
-            parallel = self.X.nbytes >= PARALLEL_MIN_BYTES
-            g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, u, lv, None),
+            g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, u, lv, False),
                                         parallel))
             H = None
         self.passes += 1
@@ -249,9 +306,9 @@ class ERMObjective:
             self.work["gradient"] += self._share
         return out, u, lv, g, H
 
-    def _chunk(self, k, m, vec, out, u, lv, H):
+    def _chunk(self, k, m, vec, out, u, lv, hessian):
         """The body of :meth:`_sweep` for chunk ``k``: fills its rows of ``out``, ``u`` and
-        ``lv``, adds its Hessian to ``H`` (when given) and returns its partial gradient."""
+        ``lv`` and returns its partial gradient (with ``hessian``: and its partial Hessian)."""
         rows = slice(k * self.chunk, min((k + 1) * self.chunk, self.n))
         Xc = self.X[rows]
         if u is not None:
@@ -261,11 +318,10 @@ class ERMObjective:
             out[rows] = self.y[rows] * np.einsum("ij,j->i", Xc, vec)
             if self._yo is not None:
                 out[rows] += self._yo[rows]
-        lv[rows], d1, d2 = self._terms(out[rows], H is not None)
+        lv[rows], d1, d2 = self._terms(out[rows], hessian)
         r, sq = self._scaled(d1, d2, rows)
-        if H is not None:
-            self._add_hessian(H, Xc, sq)
-        return np.einsum("ij,i->j", Xc, r)
+        gk = np.einsum("ij,i->j", Xc, r)
+        return (gk, self._chunk_hessian(Xc, sq)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
     def value(self, w) -> float:

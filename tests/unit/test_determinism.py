@@ -127,3 +127,39 @@ def test_chunk_results_come_back_in_chunk_order(monkeypatch):
     for p in parts:
         total += p
     assert np.array_equal(_threads.sum_in_order(parts), total)
+
+
+def test_hessian_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, spy):
+    # Hessian passes run on the pool too (BLAS on one thread meanwhile, when threadpoolctl is
+    # installed); exact and strided (every 4th row) Hessians, partials added in chunk order
+    X, y, a = data
+    ys = np.where(y == 1, 1.0, -1.0)
+    w, p = np.linspace(-1, 1, D), np.cos(np.arange(D))
+    out = {}
+    for threads in THREADS:
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        spy.clear()
+        obj = ERMObjective(X, ys, LogisticLoss(), 1e-3, weights=a)
+        f, g, H = obj.evaluate(w, True)
+        _, g4, H4 = obj.evaluate(w + p, True, 4)
+        obj.line(w, p, True)
+        _, g1, H1 = obj.evaluate(w + p, True)  # prepared by the line pass, Hessian included
+        out[threads] = (f, g, H, g4, H4, g1, H1)
+        assert all(c[0] for c in spy) and (max(c[1] for c in spy) > 1) == (threads != "1")
+    for threads in THREADS[1:]:
+        for got, want in zip(out[threads], out["1"]):
+            assert np.array_equal(got, want), threads
+    np.testing.assert_allclose(out["1"][6], out["1"][4], rtol=0.2, atol=1e-3)  # a model of H
+
+
+def test_hessian_pass_restores_the_blas_thread_count(data):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X, y, _ = data
+    obj = ERMObjective(X, np.where(y == 1, 1.0, -1.0), LogisticLoss(), 1e-3)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                  if i["user_api"] == "blas"]
+        obj.evaluate(np.zeros(D) + 0.1, True)
+        after = [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                 if i["user_api"] == "blas"]
+    assert after == before
