@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validation import is_sparse
 from .calibration import Calibration
 from .design.values import level_label
 from .multinomial import class_probabilities
@@ -155,7 +156,10 @@ def predict_multiclass(model: MulticlassDPLR, data, type: str = "probabilities")
     r = model.spec.rows(data, response=False)
     scores = np.full((r.complete.size, len(model.classes)), np.nan)
     if r.X.shape[0]:
-        s = r.X @ model.coef
+        # NumPy's own loops, not BLAS: no BLAS threads inside Dask's worker threads, and each
+        # row's scores independent of the chunk it comes in (as the binary scores)
+        s = np.asarray(r.X @ model.coef) if is_sparse(r.X) else \
+            np.einsum("ij,jk->ik", r.X, model.coef)
         scores[r.complete] = s if r.offset is None else s + r.offset[:, None]
     index = data.index if isinstance(data, pd.DataFrame) else pd.RangeIndex(r.complete.size)
     return _frame(model, scores, r.complete, index, type)
