@@ -144,9 +144,11 @@ def _chunk_rows(n: int, d: int, chunk_bytes: int) -> int:
 
 
 def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
-              magnitude: bool = True) -> np.ndarray:
+              magnitude: bool = True, start: int = 0):
     """Squared row norms of a C-ordered float64 matrix, with the finiteness check of
-    :func:`as_float_matrix` folded into the same pass.
+    :func:`as_float_matrix` folded into the same pass. With ``start > 0`` also the squared
+    norms of the columns from ``start`` on (e.g. the covariates without the intercept), from
+    the same pass while each chunk is in cache: ``(full, from start)``.
 
     A NaN or infinity makes its row's squared norm NaN or infinite, and a value above 1e150 makes
     it exceed 1e300, so the exact check (and its error message) runs only when the largest
@@ -162,16 +164,19 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
     """
     n, d = X.shape
     sq = np.empty(n)
+    part = np.empty(n) if start else None
     step = _chunk_rows(n, d, chunk_bytes)
 
     def work(k):
         rows = slice(k * step, min((k + 1) * step, n))
         np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
+        if start:   # the same per-row sums as row_norms(X[:, start:]) computes
+            np.einsum("ij,ij->i", X[rows, start:], X[rows, start:], out=part[rows])
 
     map_chunks(-(-n // step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
         _check_finite(name, X, magnitude)       # magnitude=False: the caller clips huge rows
-    return sq
+    return sq if not start else (sq, part)
 
 
 def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,

@@ -150,9 +150,13 @@ class ArrayRows:
         """One pass: finiteness (``ValueError`` naming ``what`` and the problem), row norms;
         values too large for the passes are reported (:meth:`Scan.check_magnitude`), for the
         caller to clip or refuse."""
-        sq = scan_rows(what, self.X, magnitude=False)
-        norms = row_norms(self.X, sq) if start == 0 else row_norms(self.X[:, start:])
-        full = norms if start == 0 else row_norms(self.X, sq)
+        if start == 0:
+            sq = scan_rows(what, self.X, magnitude=False)
+            norms = full = row_norms(self.X, sq)
+        else:                       # the covariates' norms from the same pass
+            sq, part = scan_rows(what, self.X, magnitude=False, start=start)
+            norms = row_norms(self.X[:, start:], part)
+            full = row_norms(self.X, sq)
         n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
         top = float(full.max()) if self.n else 0.0
         max_abs = 0.0

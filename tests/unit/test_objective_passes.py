@@ -141,3 +141,17 @@ def test_scan_rows_norms_and_finiteness(monkeypatch):
     # large but accepted values: squared norm above 1e300, no error (as as_float_matrix)
     ok = np.full((3, 2), 9e149)
     assert np.isfinite(scan_rows("X", ok)).all()
+
+
+def test_scan_gives_the_covariate_norms_of_the_same_pass():
+    # the covariates' squared norms come from the scan's own pass, per row exactly the sums
+    # row_norms(X[:, 1:]) computes (the bound check must not move by a rounding)
+    from privatelr._validation import row_norms
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300_000, 9)) * rng.uniform(0, 3, size=(300_000, 1))   # threaded pass
+    X[:, 0] = 1.0
+    X[5, 3] = 1e200                                   # a row the norms must recompute
+    sq, part = scan_rows("X", X, start=1, magnitude=False)
+    np.testing.assert_array_equal(sq, np.einsum("ij,ij->i", X, X))
+    np.testing.assert_array_equal(row_norms(X[:, 1:], part), row_norms(X[:, 1:]))
