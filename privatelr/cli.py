@@ -365,6 +365,11 @@ def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
                              f"of {', '.join(VARIABLE_TYPES)})")
         column = frame[name].reset_index(drop=True)
         missing = np.array(column.isna(), dtype=bool)  # a writable copy
+        if kind == "numeric":
+            values = _arrow_numbers(column, missing)
+            if values is not None:             # every field a number or missing
+                out[name] = pd.Series(values, index=frame.index)
+                continue
         # every field as a str (a no-op for the string columns read_csv(dtype=str) gives)
         text = column.where(~missing, "").astype(str)
         if kind == "character":
@@ -372,11 +377,6 @@ def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
             kept = column.where(~missing)  # the text as read; missing fields are NaN
             out[name] = pd.Series(kept.to_numpy(), index=frame.index, dtype=kept.dtype)
             continue
-        if kind == "numeric":
-            values = _arrow_numbers(column, missing)
-            if values is not None:             # every field a number or missing
-                out[name] = pd.Series(values, index=frame.index)
-                continue
         bare = text.str.strip()
         missing |= np.asarray(bare.isin(_MISSING_TEXT), dtype=bool)
         if kind == "numeric":
