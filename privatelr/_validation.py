@@ -336,21 +336,24 @@ def label_vector(name: str, y, n: int, what: str = "1-D", noun: str = "labels") 
 
 
 def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
-    """Labels given as 0/1, bool or -1/+1 returned as a float array of -1/+1."""
+    """Labels given as 0/1, bool or -1/+1 returned as an ``int8`` array of -1/+1 (one byte a
+    row: products with float arrays are the float products of ±1.0, bit for bit)."""
     arr = label_vector(name, y, n)
+    out = np.full(arr.shape[0], -1, dtype=np.int8)
     if arr.dtype == np.bool_:
-        return np.where(arr, 1.0, -1.0)
+        out[arr] = 1
+        return out
     if not np.issubdtype(arr.dtype, np.number):
         raise TypeError(f"{name} must be 0/1, bool or -1/+1 numbers, got dtype {arr.dtype}")
+    one = arr == 1
+    out[one] = 1
+    rest = arr[~one]
+    if (rest == 0).all() or (rest == -1).all():      # 0/1 or -1/+1 (either class may be absent)
+        return out
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
-    values = np.unique(arr)
-    if set(values.tolist()) <= {0.0, 1.0}:
-        return np.where(arr == 1.0, 1.0, -1.0)
-    if set(values.tolist()) <= {-1.0, 1.0}:
-        return arr
-    raise not_two_valued(name, values)
+    raise not_two_valued(name, np.unique(arr))
 
 
 def not_two_valued(name: str, values: np.ndarray) -> ValueError:

@@ -191,7 +191,7 @@ class ArrayRows:
 
     def one_vs_rest(self, k: int) -> "ArrayRows":
         out = self._with(self.X)
-        out.y = np.where(require_codes(self) == k, 1.0, -1.0)
+        out.y = np.where(require_codes(self) == k, 1, -1).astype(np.int8)
         return out
 
     def positive_sum(self, clip01: bool) -> tuple[np.ndarray, int, np.ndarray]:

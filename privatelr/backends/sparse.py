@@ -113,7 +113,7 @@ class SparseRows:
 
     def one_vs_rest(self, k: int) -> "SparseRows":
         out = self._with(self.matrix)
-        out.y = np.where(require_codes(self) == k, 1.0, -1.0)
+        out.y = np.where(require_codes(self) == k, 1, -1).astype(np.int8)
         return out
 
     def positive_sum(self, clip01: bool):
