@@ -602,6 +602,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     of the response (:func:`fit_multiclass`)."""
     fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
     rows = fr.rows
+    method = method or ("objective" if op else "output")
     private = eps > 0 and not math.isinf(eps)
     k = int(spec.intercept)
     p_cov = rows.d - k
@@ -695,7 +696,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     if multiclass is not None:
         return fit_multiclass(rows, spec, scan.clipped_to(B) if n_clipped else scan,
                               multiclass=multiclass, call=call, lambda_=lambda_, eps=eps,
-                              method=method or ("objective" if op else "output"), delta=delta,
+                              method=method, delta=delta,
                               B=B, data_norm=data_norm, rng=rng, accountant=accountant,
                               verbose=verbose, n_dropped=fr.n_dropped, n_clipped=n_clipped)
     if compat == "PrivateLR" and private:
@@ -711,7 +712,6 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")
-    method = method or ("objective" if op else "output")
     res = erm.fit_rows(rows, lambda_=lambda_, eps=eps, method=method, delta=delta,
                        loss=LogisticLoss(), data_norm=B, clip=False, rng=rng,
                        accountant=accountant, norm_check=compat is None, what="the design",
@@ -761,7 +761,7 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
     if K < 2:
         raise ValueError(f"the response {spec.response!r} has a single level; a multiclass "
                          "model needs at least two declared levels")
-    private = eps > 0 and not math.isinf(eps)
+    private = erm.cal_private(eps)
     if lambda_ is None:
         if multiclass == "multinomial":
             lambda_ = default_lambda_multinomial(rows.n, K, eps, data_norm=B,

@@ -31,19 +31,18 @@ reads every row), predicting the class of largest binary probability.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit, softmax
 
+from . import erm
 from ._validation import as_float_matrix, check_bool, check_real, is_sparse
 from .accountant import require_budget
 from .calibration import GAUSSIAN_METHODS, Calibration, calibrate_multinomial
 from .losses import LogisticLoss
-from .mechanisms import check_random_state, sphere_gamma_noise
+from .mechanisms import check_random_state
 from .softmax import SoftmaxObjective
-from .solver import minimize
 
 __all__ = ["SoftmaxObjective", "MultinomialResult", "fit", "fit_ovr", "fit_rows",
            "MULTICLASS"]
@@ -167,10 +166,8 @@ def fit_rows(rows, classes: tuple, *, multiclass: str = "multinomial", lambda_: 
     positions in ``classes``); ``scan`` a front end's scan of exactly these rows (saves the
     pass). ``"ovr"`` runs :func:`privatelr.erm.fit_rows` on ``rows.one_vs_rest(k)`` for every
     class with ``eps / K`` (and ``delta / K``)."""
-    from . import erm
-
     K = len(classes)
-    private = eps > 0 and not math.isinf(eps)
+    private = erm.cal_private(eps)
     if scan is None:
         scan = rows.scan(bound=data_norm, what=what)
     if private and scan.n_over:
@@ -205,28 +202,14 @@ def fit_rows(rows, classes: tuple, *, multiclass: str = "multinomial", lambda_: 
     if accountant is not None:
         require_budget(accountant, eps)
         accountant.spend(eps, note=f"multinomial {cal.method} perturbation, {K} classes")
-    noise = sphere_gamma_noise(cal.d, cal.noise_scale, rng) if cal.method == "objective" \
-        else None
-    obj = rows.softmax_objective(K, cal.lambda_, noise)
-    report = minimize(obj, np.zeros(cal.d), method=solver, gtol=gtol, maxiter=maxiter,
-                      warm_start=False)
-    del noise
-    if private and report.convergence != 0 and not allow_nonconverged:
-        raise ValueError(f"the solver did not converge (code {report.convergence}): the "
-                         "guarantee holds only for the exact minimiser, so nothing is released; "
-                         "raise maxiter")
-    w = report.x
-    if cal.method == "output":
-        w = w + sphere_gamma_noise(cal.d, cal.noise_scale, rng)
-    status = cal.status + (" nonconvergence" if report.convergence else "")
-    diagnostics = {"iterations": report.iterations, "passes": report.passes,
-                   "grad_norm": report.grad_norm, "n_exceeding": scan.n_over,
-                   "solver": report.method, "message": report.message,
-                   "value": float("nan") if private else float(report.value)}
-    return MultinomialResult(coef=w.reshape(rows.d, K), classes=tuple(classes),
-                             calibration=cal, status=status,
-                             convergence=int(report.convergence), multiclass="multinomial",
-                             eps=eps, delta=0.0, diagnostics=diagnostics)
+    res = erm.release(lambda noise: rows.softmax_objective(K, cal.lambda_, noise), cal, rng,
+                      loss_name="multinomial", solver=solver, gtol=gtol, maxiter=maxiter,
+                      n_exceeding=scan.n_over, allow_nonconverged=allow_nonconverged)
+    diagnostics = res.diagnostics.to_dict() | {"solver": res.solver}
+    return MultinomialResult(coef=res.coef.reshape(rows.d, K), classes=tuple(classes),
+                             calibration=cal, status=res.status, convergence=res.convergence,
+                             multiclass="multinomial", eps=eps, delta=0.0,
+                             diagnostics=diagnostics)
 
 
 def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "objective",
@@ -290,7 +273,7 @@ def fit(X, y, *, classes=None, lambda_: float, eps: float, method: str = "object
         X = as_float_matrix("X", X, finite=False)
     n = X.shape[0]
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    private = eps > 0 and not math.isinf(eps)
+    private = erm.cal_private(eps)
     data_norm = check_real("data_norm", data_norm, low=0.0, low_open=True)
     check_bool("clip", clip)
     multiclass = check_multiclass(multiclass)

@@ -40,7 +40,7 @@ from .._validation import (as_weights, clip_rows, label_vector, not_two_valued, 
                            too_large, weights_out_of_bound)
 from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
 from ..design.values import column_names
-from ..rows import FrameRows, Scan, is_dask
+from ..rows import FrameRows, Scan, is_dask, require_codes
 from ..scoring import class_dtype, output_series
 from ..losses import Loss
 from ..softmax import SoftmaxObjective, softmax_sums
@@ -605,9 +605,7 @@ class DaskRows:
 
     def _codes_aux(self):
         _, da = _import_dask()
-        if self.codes is None and self.y is None:
-            raise ValueError("these rows carry no class codes: a multiclass fit needs them")
-        c = (self.codes if self.codes is not None else self.y > 0).astype(np.float64)
+        c = require_codes(self).astype(np.float64)
         if self.w is None:
             return c[:, None]
         return da.stack([c, self.w.astype(np.float64)], axis=1).rechunk({1: -1})
@@ -617,12 +615,9 @@ class DaskRows:
         return DaskSoftmaxObjective(self.X, aux, classes, lambda_, noise=noise, n=self.n)
 
     def one_vs_rest(self, k: int) -> "DaskRows":
-        if self.codes is None and self.y is None:
-            raise ValueError("these rows carry no class codes: a multiclass fit needs them")
-        codes = self.codes if self.codes is not None else (self.y > 0).astype(np.float64)
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
-        (out.y,) = _persist((codes == k).astype(np.float64))
+        (out.y,) = _persist((require_codes(self) == k).astype(np.float64))
         return out
 
     def positive_sum(self, clip01: bool):
