@@ -45,7 +45,8 @@ from ..scoring import class_dtype, output_series
 from ..losses import Loss
 from ..softmax import SoftmaxObjective, softmax_sums
 
-__all__ = ["DaskRows", "DaskERMObjective", "DaskSoftmaxObjective", "design_rows",
+__all__ = ["DaskRows", "DaskERMObjective", "keep_in_memory", "memory_budget", "PERSIST_KEY",
+           "DaskSoftmaxObjective", "design_rows",
            "predict_frame", "schema_of", "as_dask_frame", "with_labels", "position_groups",
            "partition_sum", "map_row_blocks", "compute_all", "dask_matrix", "dask_vector"]
 
@@ -71,6 +72,76 @@ def compute_all(*values) -> tuple:
 def _persist(*arrays):
     dask, _ = _import_dask()
     return dask.persist(*arrays)
+
+
+def _keep(persist: bool, *arrays) -> tuple:
+    """The arrays persisted on the workers when ``persist``, else as they are (lazy: each pass
+    recomputes them from the source)."""
+    return _persist(*arrays) if persist else arrays
+
+
+#: The Dask configuration key that decides whether design rows are held by the workers.
+PERSIST_KEY = "privatelr.persist"
+
+
+def memory_budget() -> float:
+    """Bytes the rows may occupy: the workers' memory limits summed when a distributed client is
+    active (limits of 0 mean none: the machine's memory counts), else this machine's available
+    memory; ``inf`` when neither can be read."""
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+        limits = [float(w.get("memory_limit") or 0) for w in workers]
+        if limits and all(limit > 0 for limit in limits):
+            return float(sum(limits))
+    except (ImportError, ValueError, KeyError, AttributeError):
+        pass
+    try:
+        import os
+
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not on Linux/macOS
+        return float("inf")
+
+
+def keep_in_memory(nbytes: float) -> bool:
+    """Whether design rows of about ``nbytes`` bytes are **persisted** (read once, then held by
+    the workers between passes) or **streamed** (every pass re-reads its partitions from the
+    source, e.g. Parquet files, and rebuilds the rows; nothing stays in memory but the partitions
+    being processed, so data larger than the cluster's memory can be fitted).
+
+    Set by the Dask configuration key ``"privatelr.persist"``: ``True``, ``False`` or
+    ``"auto"`` (the default), which persists when ``nbytes`` is at most half of
+    :func:`memory_budget`. Either way the fit takes the same steps and gives the same bits.
+
+    Examples
+    --------
+    >>> import dask
+    >>> with dask.config.set({"privatelr.persist": False}):
+    ...     keep_in_memory(8.0)
+    False
+    >>> keep_in_memory(8.0), keep_in_memory(float("inf"))
+    (True, False)
+    """
+    dask, _ = _import_dask()
+    setting = dask.config.get(PERSIST_KEY, "auto")
+    if isinstance(setting, str) and setting.lower() == "auto":
+        return bool(nbytes <= 0.5 * memory_budget())
+    if isinstance(setting, bool):
+        return setting
+    raise ValueError(f"dask.config {PERSIST_KEY!r} must be True, False or 'auto', got "
+                     f"{setting!r}")
+
+
+def _array_bytes(X) -> float:
+    """Bytes of the float64 array ``X``: exact when its row chunks are known, else estimated
+    from its first block (one block is computed) times the number of blocks."""
+    if not any(np.isnan(c) for c in X.chunks[0]):
+        return float(X.shape[0]) * X.shape[1] * 8.0
+    rows = X.blocks[0].shape[0] if not np.isnan(X.chunks[0][0]) else \
+        X.blocks[0].compute().shape[0]
+    return float(rows) * X.numblocks[0] * X.shape[1] * 8.0
 
 
 # --- per-partition kernels (run on the workers) -----------------------------------------------
@@ -165,6 +236,11 @@ class DaskERMObjective:
     >>> round(f, 6), H.shape, obj.passes
     (0.693147, (2, 2), 1)
     """
+
+    #: A pass costs about the same with the d x d Hessian as without: reading the partitions
+    #: (from memory or, streamed, from their source) dominates, so the solver takes the exact
+    #: Hessian with every pass (:func:`privatelr.solver.newton`).
+    hessian_in_pass = True
 
     def __init__(self, X, aux, loss: Loss, lambda_: float, noise=None, *, n: int | None = None):
         self.X = X
@@ -339,28 +415,29 @@ def _schema_frame(meta):
     return meta
 
 
-def _dplr_block(part, spec, data_norm, weights_col=None):
-    """Raw design of one partition: ``([codes | X], stats)`` (the response's class codes; the
-    binary 0/1 response is ``codes > 0``); rows with missing values dropped.
+def _dplr_block(part, spec, data_norm, weights_col=None, counted=True):
+    """Raw design of one partition: ``(X, codes, weights, stats)``, rows with missing values
+    dropped: the design rows (C order, as :meth:`~privatelr.design.DesignSpec.rows` builds
+    them), the response's class codes (the binary 0/1 response is ``codes > 0``) and the kept
+    rows' weights (``None`` without ``weights_col``).
 
     stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
-    squared covariate norm].
+    squared covariate norm] (``None`` unless ``counted``: a streamed pass only needs the rows).
     """
     frame = part.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     rows = spec.rows(frame, raw=True, what="a partition of data")
-    X, y = rows.X, rows.codes
-    k = int(spec.intercept)
-    cov = X[:, k:]
-    norms = row_norms(cov)
-    stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
-                      int((norms > data_norm * (1.0 + 5e-13)).sum()),
-                      float(norms.max() ** 2) if norms.size else 0.0])
-    cols = [y, X]
-    if weights_col is not None:  # WALR: the weights of the rows kept, as the last column
-        cols.append(frame[weights_col].to_numpy(dtype=np.float64)[rows.complete])
-    width = X.shape[1] + 1 + (weights_col is not None)
-    return np.column_stack(cols) if X.shape[0] else np.zeros((0, width)), stats
+    X, y = rows.X, np.asarray(rows.codes, dtype=np.float64)
+    stats = None
+    if counted:
+        norms = row_norms(X[:, int(spec.intercept):])
+        stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
+                          int((norms > data_norm * (1.0 + 5e-13)).sum()),
+                          float(norms.max() ** 2) if norms.size else 0.0])
+    w = None
+    if weights_col is not None:  # WALR: the weights of the rows kept
+        w = frame[weights_col].to_numpy(dtype=np.float64)[rows.complete]
+    return np.ascontiguousarray(X, dtype=np.float64), y, w, stats
 
 
 def dask_matrix(X, da=None):
@@ -504,12 +581,14 @@ class DaskRows:
     """Rows on a Dask cluster (:class:`privatelr.rows.RowSource`).
 
     ``X`` is a Dask array or DataFrame of numbers chunked by rows; ``y`` and ``weights`` Dask
-    arrays/Series with the same rows, or NumPy arrays. Everything lazy is persisted once (a
-    shared source, e.g. one Parquet read giving ``X`` and ``y``, is read once).
+    arrays/Series with the same rows, or NumPy arrays. ``persist`` (default: decided by
+    :func:`keep_in_memory` from the size of ``X``) holds everything lazy on the workers, read
+    once (a shared source, e.g. one Parquet read giving ``X`` and ``y``, is read once);
+    otherwise the rows stay lazy and every pass recomputes them from the source.
     """
 
     def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
-                 codes=None):
+                 codes=None, persist: bool | None = None):
         _, da = _import_dask()
         if not is_dask(X):
             raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
@@ -522,8 +601,9 @@ class DaskRows:
                                                weights_bound)
         y, weights, codes = _lazy_vector(y), _lazy_vector(weights), _lazy_vector(codes)
         X = dask_matrix(X, da)
+        self.persisted = keep_in_memory(_array_bytes(X)) if persist is None else bool(persist)
         lazy = [a for a in (X, y, weights, codes) if isinstance(a, da.Array)]
-        done = dict(zip(map(id, lazy), _persist(*lazy)))
+        done = dict(zip(map(id, lazy), _keep(self.persisted, *lazy)))
         X, y, weights, codes = (done.get(id(a), a) for a in (X, y, weights, codes))
         _known_chunks(X)
         n_rows = int(X.shape[0])
@@ -533,7 +613,8 @@ class DaskRows:
         self.w = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
         self.codes = _as_dask_vector("codes", codes, X.chunks[0], n_rows, da)
         if self.y is not None or self.w is not None or self.codes is not None:
-            done = _persist(*[a for a in (self.y, self.w, self.codes) if a is not None])
+            done = _keep(self.persisted, *[a for a in (self.y, self.w, self.codes)
+                                           if a is not None])
             it = iter(done)
             self.y = next(it) if self.y is not None else None
             self.w = next(it) if self.w is not None else None
@@ -546,12 +627,12 @@ class DaskRows:
     def _with(self, X) -> "DaskRows":
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
-        (out.X,) = _persist(X)
+        (out.X,) = _keep(self.persisted, X)
         out.d = int(out.X.shape[1])
         return out
 
     def scan(self, bound: float | None = None, start: int = 0, what: str = "X") -> Scan:
-        """One pass over the persisted rows, with the in-memory checks and messages."""
+        """One pass over the rows, with the in-memory checks and messages."""
         import dask
 
         _, da = _import_dask()
@@ -600,7 +681,7 @@ class DaskRows:
         else:
             aux = da.map_blocks(_aux_block, y, self.w, dtype=float, new_axis=1,
                                 chunks=(y.chunks[0], (2,)))
-        (aux,) = _persist(aux)
+        (aux,) = _keep(self.persisted, aux)
         return DaskERMObjective(self.X, aux, loss, lambda_, noise=noise, n=self.n)
 
     def _codes_aux(self):
@@ -611,13 +692,13 @@ class DaskRows:
         return da.stack([c, self.w.astype(np.float64)], axis=1).rechunk({1: -1})
 
     def softmax_objective(self, classes: int, lambda_: float, noise=None):
-        (aux,) = _persist(self._codes_aux())
+        (aux,) = _keep(self.persisted, self._codes_aux())
         return DaskSoftmaxObjective(self.X, aux, classes, lambda_, noise=noise, n=self.n)
 
     def one_vs_rest(self, k: int) -> "DaskRows":
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
-        (out.y,) = _persist((require_codes(self) == k).astype(np.float64))
+        (out.y,) = _keep(self.persisted, (require_codes(self) == k).astype(np.float64))
         return out
 
     def positive_sum(self, clip01: bool):
@@ -643,8 +724,15 @@ class DaskRows:
 def design_rows(spec, data, *, weights: str | None = None,
                 weights_bound: float | None = None) -> FrameRows:
     """The raw design rows and 0/1 responses of a Dask DataFrame under ``spec``, built partition
-    by partition with :meth:`~privatelr.design.DesignSpec.rows` and persisted (one pass over the
-    source); ``weights`` names a column of observation weights."""
+    by partition with :meth:`~privatelr.design.DesignSpec.rows`; ``weights`` names a column of
+    observation weights.
+
+    Whether the rows are persisted on the workers or streamed from the source in every pass is
+    decided by :func:`keep_in_memory` from the design's size, estimated from the first
+    partition (its rows times the number of partitions). Persisted: one pass builds, counts and
+    keeps them. Streamed: one pass counts them, and each later pass rebuilds them partition by
+    partition (for data larger than memory).
+    """
     dask, da = _import_dask()
     if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
         raise TypeError(f"data must be a Dask DataFrame, got {type(data).__name__}")
@@ -655,24 +743,40 @@ def design_rows(spec, data, *, weights: str | None = None,
                          "data yet (the partitions carry no offset column); fit in memory, or "
                          "put the variable in the formula as an ordinary term")
     d_raw = len(spec.formulaic_columns)
-    parts = [dask.delayed(_dplr_block, nout=2)(p, spec, np.inf, weights)
+    parts = [dask.delayed(_dplr_block, nout=4)(p, spec, np.inf, weights)
              for p in data.to_delayed()]
-    persisted = dask.persist(*[x for pair in parts for x in pair])
-    blocks, stats = persisted[0::2], persisted[1::2]
-    stats = np.array(dask.compute(*stats)).reshape(-1, 6)
+    setting = dask.config.get(PERSIST_KEY, "auto")
+    if isinstance(setting, bool):
+        persist = setting
+    else:  # estimated from the first partition (one partition read)
+        first_rows = float(dask.compute(parts[0][3])[0][0])
+        persist = keep_in_memory(first_rows * len(parts) * (d_raw + 2) * 8.0)
+    kept = 3 if weights is not None else 2  # X, codes (and weights) of each partition
+    pieces = [[p[j] for j in range(kept)] for p in parts]
+    if persist:
+        done = dask.persist(*[x for p, piece in zip(parts, pieces) for x in piece + [p[3]]])
+        pieces = [list(done[i:i + kept]) for i in range(0, len(done), kept + 1)]
+        stats = dask.compute(*done[kept::kept + 1])
+    else:  # count once; every later pass rebuilds the rows alone
+        stats = dask.compute(*[p[3] for p in parts])
+        pieces = [[q[j] for j in range(kept)] for q in
+                  (dask.delayed(_dplr_block, nout=4)(p, spec, np.inf, weights, False)
+                   for p in data.to_delayed())]
+    stats = np.array(stats).reshape(-1, 6)
     n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
     if n_total - n_dropped == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
-    lengths = (stats[:, 0] - stats[:, 1]).astype(int)
-    width = d_raw + 1 + (weights is not None)
-    design = da.concatenate([da.from_delayed(b, shape=(int(m), width), dtype=float)
-                             for b, m in zip(blocks, lengths)], axis=0)
-    if design.numblocks[0] > 1 and 0 in design.chunks[0]:
-        design = design.rechunk({0: tuple(c for c in design.chunks[0] if c)})
-    X = design[:, 1:1 + d_raw]
-    w = design[:, 1 + d_raw] if weights is not None else None
-    rows = DaskRows(X, design[:, 0] > 0, w, weights_bound if weights is not None else None,
-                    codes=design[:, 0] if spec.n_classes > 2 else None)
+    keep = [i for i, m in enumerate(stats[:, 0] - stats[:, 1]) if m > 0]  # no empty blocks
+    lengths = {i: int(stats[i, 0] - stats[i, 1]) for i in keep}
+
+    def stacked(j, *width):
+        return da.concatenate([da.from_delayed(pieces[i][j], shape=(lengths[i], *width),
+                                               dtype=float) for i in keep], axis=0)
+
+    X, codes = stacked(0, d_raw), stacked(1)
+    w = stacked(2) if weights is not None else None
+    rows = DaskRows(X, codes > 0, w, weights_bound if weights is not None else None,
+                    codes=codes if spec.n_classes > 2 else None, persist=persist)
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
 
 
