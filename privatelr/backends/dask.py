@@ -4,7 +4,9 @@ The estimators only need sums over rows — the loss :math:`\sum_i a_i\ell(y_i x
 gradient :math:`\sum_i a_i y_i \ell'(\cdot) x_i` and the Hessian
 :math:`\sum_i a_i \ell''(\cdot) x_i x_i^\top` — so they distribute exactly. :class:`DaskRows`
 implements :class:`privatelr.rows.RowSource` over a Dask array ``X`` (chunked by rows, one
-column chunk) persisted once on the workers: a scan is one map-reduce, and every evaluation of
+column chunk), either persisted once on the workers or, when it would not fit in their memory,
+streamed: left lazy, so that every pass re-reads its partitions from the source and rebuilds the
+rows (:func:`keep_in_memory` decides). A scan is one map-reduce, and every evaluation of
 the objective is ONE pass in which each partition returns its partial sums packed in a vector
 of ``2 + d + d^2`` floats, a tree sum (``split_every=8``) adds them, and the client receives a
 single ``(value, gradient, d x d Hessian)``. The client never holds more than O(d²) numbers
@@ -22,7 +24,9 @@ Monteleoni & Sarwate (JMLR 2011), whose neighbouring data sets differ in one rec
 the Hessian when asked) at the full step ``w + p``, which Newton's method accepts in nearly every
 iteration, so the following :meth:`~DaskERMObjective.evaluate` costs nothing. A trial step
 ``t != 1`` costs one value-only pass (the workers keep no state but the persisted data, so a
-lost worker only costs a recomputation).
+lost worker only costs a recomputation). A warm-started fit (n >= 1e5) takes the exact Hessian
+with every full pass (``hessian_in_pass``): reading the rows, not the ``d x d`` sums, sets a
+pass's cost.
 
 **Data frames.** :func:`design_rows` builds design rows partition by partition from a
 :class:`~privatelr.design.DesignSpec` made from the frame's *schema* and declared levels (never
