@@ -419,29 +419,87 @@ def _schema_frame(meta):
     return meta
 
 
-def _dplr_block(part, spec, data_norm, weights_col=None, counted=True):
-    """Raw design of one partition: ``(X, codes, weights, stats)``, rows with missing values
-    dropped: the design rows (C order, as :meth:`~privatelr.design.DesignSpec.rows` builds
-    them), the response's class codes (the binary 0/1 response is ``codes > 0``) and the kept
-    rows' weights (``None`` without ``weights_col``).
+def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
+    """Raw design of one partition: ``(X, codes, weights, stats, fingerprint)``, rows with
+    missing values dropped: the design rows (C order, as
+    :meth:`~privatelr.design.DesignSpec.rows` builds them), the response's class codes (the
+    binary 0/1 response is ``codes > 0``), the kept rows' weights (``None`` without
+    ``weights_col``) and :func:`_fingerprint` of the three.
 
     stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
-    squared covariate norm] (``None`` unless ``counted``: a streamed pass only needs the rows).
+    squared covariate norm].
+
+    ``check = (partition number, fingerprint)`` is a streamed pass: the rows are rebuilt from
+    the source and must be those the first pass counted, checked, and calibrated the noise for
+    (their ``n`` and norms); a partition that changed raises instead of entering the fit.
     """
     frame = part.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     rows = spec.rows(frame, raw=True, what="a partition of data")
-    X, y = rows.X, np.asarray(rows.codes, dtype=np.float64)
-    stats = None
-    if counted:
-        norms = row_norms(X[:, int(spec.intercept):])
-        stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
-                          int((norms > data_norm * (1.0 + 5e-13)).sum()),
-                          float(norms.max() ** 2) if norms.size else 0.0])
+    X = np.ascontiguousarray(rows.X, dtype=np.float64)
+    y = np.asarray(rows.codes, dtype=np.float64)
     w = None
     if weights_col is not None:  # WALR: the weights of the rows kept
         w = frame[weights_col].to_numpy(dtype=np.float64)[rows.complete]
-    return np.ascontiguousarray(X, dtype=np.float64), y, w, stats
+    fingerprint = _fingerprint(X, y, w)
+    if check is not None:
+        if fingerprint != check[1]:
+            raise ValueError(
+                f"partition {check[0]} of the data changed between passes of a streamed fit (its "
+                "rows differ from those counted and checked in the first pass); the rows are "
+                "re-read from the source in every pass, so keep the source unchanged until the "
+                "fit returns, or hold the rows in memory: "
+                "dask.config.set({'privatelr.persist': True})")
+        return X, y, w, None, fingerprint
+    norms = row_norms(X[:, int(spec.intercept):])
+    stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
+                      int((norms > data_norm * (1.0 + 5e-13)).sum()),
+                      float(norms.max() ** 2) if norms.size else 0.0])
+    return X, y, w, stats, fingerprint
+
+
+def _verified(*arrays) -> list:
+    """Streamed arrays (same row chunks; ``None`` allowed) that check, in every later pass,
+    that each row block is the one this first pass fingerprinted; else a ``ValueError``."""
+    dask, _ = _import_dask()
+    present = [a for a in arrays if a is not None]
+    blocks = [a.to_delayed().ravel() for a in present]
+    prints = dask.compute(*[dask.delayed(_fingerprint)(*row) for row in zip(*blocks)])
+    out, k = [], 0
+    for a in arrays:
+        if a is None:
+            out.append(None)
+            continue
+        mine = [p[k] for p in prints]
+        out.append(a.map_blocks(_checked_block, mine, dtype=a.dtype))
+        k += 1
+    return out
+
+
+def _checked_block(block, prints, block_info=None):
+    i = block_info[0]["chunk-location"][0]
+    if _fingerprint(block) != (prints[i],):
+        raise ValueError(
+            f"row block {i} of the data changed between passes of a streamed fit (its rows "
+            "differ from those counted and checked in the first pass); the rows are re-read from "
+            "the source in every pass, so keep the source unchanged until the fit returns, or "
+            "hold the rows in memory: dask.config.set({'privatelr.persist': True})")
+    return block
+
+
+def _fingerprint(*arrays) -> tuple:
+    """A partition's fingerprint: each array's shape and the wrapping sum of its 64-bit words.
+    Any change of a value, and any added or lost row, changes it except by a coincidence of
+    2^-64; reordering rows (which no fit depends on) does not. About 3 % of a streamed pass's
+    work (9 ms for 1e6 rows x 11 columns)."""
+    out = []
+    for a in arrays:
+        if a is None:
+            out.append(None)
+            continue
+        words = np.ascontiguousarray(a, dtype=np.float64).view(np.uint64).reshape(-1)
+        out.append((a.shape, int(words.sum())))
+    return tuple(out)
 
 
 def dask_matrix(X, da=None):
@@ -588,11 +646,13 @@ class DaskRows:
     arrays/Series with the same rows, or NumPy arrays. ``persist`` (default: decided by
     :func:`keep_in_memory` from the size of ``X``) holds everything lazy on the workers, read
     once (a shared source, e.g. one Parquet read giving ``X`` and ``y``, is read once);
-    otherwise the rows stay lazy and every pass recomputes them from the source.
+    otherwise the rows stay lazy and every pass recomputes them from the source, checked
+    against their fingerprints (:func:`_fingerprint`) from a first pass unless ``verified``
+    (rows that check themselves, as :func:`design_rows` builds them).
     """
 
     def __init__(self, X, y=None, weights=None, weights_bound: float | None = None,
-                 codes=None, persist: bool | None = None):
+                 codes=None, persist: bool | None = None, verified: bool = False):
         _, da = _import_dask()
         if not is_dask(X):
             raise TypeError("X must be a Dask array or DataFrame when y or weights is a Dask "
@@ -623,6 +683,8 @@ class DaskRows:
             self.y = next(it) if self.y is not None else None
             self.w = next(it) if self.w is not None else None
             self.codes = next(it) if self.codes is not None else None
+        if not (self.persisted or verified):
+            X, self.y, self.w, self.codes = _verified(X, self.y, self.w, self.codes)
         self.X = X
         self.n, self.d = n_rows, int(X.shape[1])
         self.weighted = self.w is not None
@@ -735,7 +797,9 @@ def design_rows(spec, data, *, weights: str | None = None,
     decided by :func:`keep_in_memory` from the design's size, estimated from the first
     partition (its rows times the number of partitions). Persisted: one pass builds, counts and
     keeps them. Streamed: one pass counts them, and each later pass rebuilds them partition by
-    partition (for data larger than memory).
+    partition (for data larger than memory) and raises if a partition's rows are not those
+    counted (:func:`_fingerprint`): the calibration's ``n`` and the norm checks hold for the
+    rows the fit uses, or nothing is released.
     """
     dask, da = _import_dask()
     if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
@@ -747,8 +811,8 @@ def design_rows(spec, data, *, weights: str | None = None,
                          "data yet (the partitions carry no offset column); fit in memory, or "
                          "put the variable in the formula as an ordinary term")
     d_raw = len(spec.formulaic_columns)
-    parts = [dask.delayed(_dplr_block, nout=4)(p, spec, np.inf, weights)
-             for p in data.to_delayed()]
+    sources = data.to_delayed()
+    parts = [dask.delayed(_dplr_block, nout=5)(p, spec, np.inf, weights) for p in sources]
     setting = dask.config.get(PERSIST_KEY, "auto")
     if isinstance(setting, bool):
         persist = setting
@@ -761,11 +825,12 @@ def design_rows(spec, data, *, weights: str | None = None,
         done = dask.persist(*[x for p, piece in zip(parts, pieces) for x in piece + [p[3]]])
         pieces = [list(done[i:i + kept]) for i in range(0, len(done), kept + 1)]
         stats = dask.compute(*done[kept::kept + 1])
-    else:  # count once; every later pass rebuilds the rows alone
-        stats = dask.compute(*[p[3] for p in parts])
+    else:  # count once; every later pass rebuilds the rows and checks they are the same
+        counted = dask.compute(*[(p[3], p[4]) for p in parts])
+        stats = [c[0] for c in counted]
         pieces = [[q[j] for j in range(kept)] for q in
-                  (dask.delayed(_dplr_block, nout=4)(p, spec, np.inf, weights, False)
-                   for p in data.to_delayed())]
+                  (dask.delayed(_dplr_block, nout=5)(p, spec, np.inf, weights, (i, c[1]))
+                   for i, (p, c) in enumerate(zip(sources, counted)))]
     stats = np.array(stats).reshape(-1, 6)
     n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
     if n_total - n_dropped == 0:
@@ -780,7 +845,7 @@ def design_rows(spec, data, *, weights: str | None = None,
     X, codes = stacked(0, d_raw), stacked(1)
     w = stacked(2) if weights is not None else None
     rows = DaskRows(X, codes > 0, w, weights_bound if weights is not None else None,
-                    codes=codes if spec.n_classes > 2 else None, persist=persist)
+                    codes=codes if spec.n_classes > 2 else None, persist=persist, verified=True)
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
 
 

@@ -28,6 +28,7 @@ distributed = pytest.importorskip("distributed")
 from privatelr import dplr, erm, walr  # noqa: E402
 from privatelr.backends import dask as backend  # noqa: E402
 from privatelr.backends.dask import keep_in_memory  # noqa: E402
+from privatelr.losses import LogisticLoss  # noqa: E402
 
 PARTS, ROWS = 6, 500
 LEVELS = ["lo", "mid", "hi"]
@@ -144,3 +145,59 @@ def test_warm_started_dask_fits_take_the_exact_hessian_with_every_pass():
         assert dsk.convergence == 0 and "warm start" in dsk.message
         assert dsk.counts["hessian"] == dsk.counts["gradient"] == dsk.passes <= 5
         np.testing.assert_allclose(dsk.coef, mem.coef, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("change", ["value", "row"])
+def test_a_source_that_changes_between_passes_is_refused(change):
+    # The calibration (n) and the norm check were made on the rows of the first pass; a streamed
+    # pass that reads other rows (a file rewritten or appended to during the fit) must not enter
+    # the release. Partition 3 changes after the counting pass: one value, or one more row.
+    calls = {"n": 0}
+
+    def reader(i):
+        calls["n"] += 1
+        df = _part(i)
+        if i == 3 and calls["n"] > PARTS:
+            df = df.copy()
+            if change == "value":
+                df.iloc[7, df.columns.get_loc("a")] += 1e-9
+            else:
+                df = pd.concat([df, df.iloc[:1]])
+        return df
+
+    ddf = dd.from_map(reader, list(range(PARTS)), enforce_metadata=False)
+    calls["n"] = 0  # from_map may have read a partition for its metadata
+    with dask.config.set({"privatelr.persist": False, "scheduler": "synchronous"}):
+        with pytest.raises(ValueError, match=r"partition 3 .*changed between passes.*"
+                                             r"privatelr.persist"):
+            dplr("y ~ a + b + g", ddf, eps=1.0, random_state=3, data_norm=1.6)
+    # the same reader held in memory (persisted) is read once: nothing can change under the fit
+    calls["n"] = 0
+    with dask.config.set({"privatelr.persist": True, "scheduler": "synchronous"}):
+        model = dplr("y ~ a + b + g", ddf, eps=1.0, random_state=3, data_norm=1.6)
+    assert model.status == "ok" and calls["n"] == PARTS
+
+
+def test_streamed_arrays_are_checked_block_by_block():
+    # erm.fit / DaskRows on lazy arrays: the first pass takes each row block's fingerprint and
+    # every later pass checks it (backends.dask._verified); a block that changes is refused.
+    da = pytest.importorskip("dask.array")
+    store = {"X": np.random.default_rng(0).uniform(-0.5, 0.5, (300, 3))}
+
+    def block(i):
+        return store["X"][100 * i:100 * (i + 1)].copy()
+
+    X = da.concatenate([da.from_delayed(dask.delayed(block)(i), shape=(100, 3), dtype=float)
+                        for i in range(3)])
+    y = da.from_array((np.arange(300) % 2).astype(float), chunks=100)
+    with dask.config.set({"privatelr.persist": False, "scheduler": "synchronous"}):
+        rows = backend.DaskRows(X, y)
+        assert not rows.persisted
+        before = rows.scan(1.0)
+        store["X"] = store["X"].copy()
+        store["X"][150, 1] = 0.25  # block 1 changes after the first pass
+        with pytest.raises(ValueError, match="row block 1 .*changed between passes"):
+            rows.scan(1.0)
+        with pytest.raises(ValueError, match="row block 1 .*changed between passes"):
+            rows.objective(LogisticLoss(), 0.1).evaluate(np.zeros(3))
+    assert before.n == 300
