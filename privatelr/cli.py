@@ -375,7 +375,7 @@ def _typed_columns(frame, types: Mapping, *, first_line: int = 1):
         if kind == "character":
             missing |= np.asarray(text.isin(_MISSING_TEXT), dtype=bool)
             kept = column.where(~missing)  # the text as read; missing fields are NaN
-            out[name] = pd.Series(kept.to_numpy(), index=frame.index, dtype=kept.dtype)
+            out[name] = pd.Series(kept.array, index=frame.index, dtype=kept.dtype)  # no copy
             continue
         bare = text.str.strip()
         missing |= np.asarray(bare.isin(_MISSING_TEXT), dtype=bool)
@@ -483,6 +483,19 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             yield chunk
             del chunk
         return
+    if types is not None:  # a regular file's text columns, read by pyarrow (else None)
+        fast = _arrow_text_chunks(path, chunk_size, keep)
+        if fast is not None:
+            rows = 0
+            for chunk in fast:
+                try:
+                    chunk = _typed_columns(chunk, types, first_line=rows + 1)
+                except ValueError as exc:
+                    raise _InputError(f"{_name(path)}: {exc}") from None
+                rows += len(chunk)
+                yield chunk
+                del chunk
+            return
     # All columns are parsed (pandas' usecols would skip its check that no row has more fields
     # than the header); the unused ones are dropped at once.
     options = {"chunksize": chunk_size}
@@ -514,6 +527,88 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             rows += len(chunk)
             yield chunk
             del chunk  # so that the next read does not overlap with this chunk
+
+
+#: Bytes pyarrow's CSV reader parses at a time (its blocks are parsed in parallel).
+_ARROW_BLOCK = 1 << 22
+
+
+def _arrow_text_chunks(path: str, chunk_size: int, keep):
+    """The text columns ``keep`` of the CSV file ``path``, ``chunk_size`` rows at a time, read
+    by pyarrow's multithreaded CSV reader — or None, and the caller reads the file with pandas
+    (:func:`_read_csv`), whose rules the command line documents.
+
+    The two readers give the same text for a *regular* file: UTF-8, a header of distinct, non-
+    blank names, and one field per column on every line (a blank line is a row of empty fields,
+    a quoted field may hold commas, quotes and line breaks; an empty field is missing). Before
+    anything is yielded, one pass over the whole file checks that it is regular (every column
+    decoded as text, every line's field count); a file that is not — a short or long row, a
+    trailing comma, text that is not UTF-8, repeated column names, stdin — goes to pandas,
+    which gives the documented rows or errors. The check costs about as much as the read
+    (0.3 s per 1e6 rows of eight columns, where pandas' reader took 2–3 s).
+    """
+    if path == "-":
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        return None
+    irregular = []
+
+    def note(row):
+        irregular.append(row)
+        return "skip"
+
+    def reader(names, columns):
+        return pacsv.open_csv(
+            path, read_options=pacsv.ReadOptions(block_size=_ARROW_BLOCK),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False,
+                                             invalid_row_handler=note),
+            convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.string() for c in names}, include_columns=columns,
+                strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""]))
+
+    try:
+        with reader([], None) as head:
+            names = head.schema.names
+        if not names or len(set(names)) != len(names) or "" in names:
+            return None
+        _check_columns(path, names, keep)
+        with reader(names, None) as whole:  # the check: nothing is kept
+            for _ in whole:
+                if irregular:
+                    return None
+        if irregular:
+            return None
+    except (pa.ArrowException, OSError, UnicodeError):
+        return None
+    return _arrow_chunks(reader(names, [c for c in names if c in set(keep)]), chunk_size)
+
+
+def _arrow_chunks(batches, chunk_size: int):
+    """pandas chunks of exactly ``chunk_size`` rows (the last one shorter) from a stream of
+    Arrow record batches, indexed by row number as pandas' chunked reader indexes them."""
+    import pandas as pd
+    import pyarrow as pa
+
+    pending, have, rows = [], 0, 0
+    with batches:
+        for batch in batches:
+            pending.append(batch)
+            have += batch.num_rows
+            while have >= chunk_size:
+                table = pa.Table.from_batches(pending)
+                chunk, rest = table.slice(0, chunk_size), table.slice(chunk_size)
+                pending, have = rest.to_batches(), rest.num_rows
+                frame = chunk.to_pandas()
+                frame.index = pd.RangeIndex(rows, rows + len(frame))
+                rows += len(frame)
+                yield frame
+        if have:
+            frame = pa.Table.from_batches(pending).to_pandas()
+            frame.index = pd.RangeIndex(rows, rows + len(frame))
+            yield frame
 
 
 def _with_ids(path: str, chunk_size: int, column: str, chunks):

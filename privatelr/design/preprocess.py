@@ -99,8 +99,8 @@ class Preprocess:
             cov = (cov - np.asarray(self.center)) / np.asarray(self.scale) * self.scale_factor
         if self.projection is not None:
             cov = np.einsum("ij,jk->ik", cov, np.asarray(self.projection, dtype=np.float64))
-        if self.clip is not None:
-            cov = clip_rows(np.ascontiguousarray(cov), float(self.clip))[0]
+        if self.clip is not None:  # copies only when a row is clipped
+            cov = clip_rows(cov, float(self.clip))[0]
         return np.hstack([X[:, :k], cov]) if k else np.ascontiguousarray(cov)
 
     def _apply_sparse(self, X, k: int):
