@@ -11,6 +11,8 @@ which every level occurs (no data row), after bounding the design's width;
 
 from __future__ import annotations
 
+import functools
+
 import math
 import re
 
@@ -170,9 +172,25 @@ class TermAlgebra:
 def columns_of(rhs_fc: str, atoms: list) -> list:
     """formulaic's column names for the term structure ``rhs_fc`` over ``atoms``: from a small
     prototype frame in which every level occurs (no data row is involved), after checking
-    that the design is not absurdly wide."""
+    that the design is not absurdly wide.
+
+    A pure function of the term structure and of each atom's id, kind and levels as the
+    prototype uses them (a factor's level count, a matrix's column labels), so it is computed
+    once per structure and remembered (formulaic's parse and build cost about 15 ms, most of a
+    small fit; repeated fits — tuning, audits, simulations — reuse the structure).
+    """
+    shape = tuple((a["id"], a["kind"], len(a["levels"]) if a["kind"] == "factor" else
+                   tuple(a["levels"]) if a["kind"] == "matrix" else None) for a in atoms)
+    return list(_columns_of(rhs_fc, shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _columns_of(rhs_fc: str, shape: tuple) -> tuple:
     import formulaic
 
+    atoms = [{"id": aid, "kind": kind,
+              "levels": list(range(info)) if kind == "factor" else
+              list(info) if kind == "matrix" else []} for aid, kind, info in shape]
     nlev = {a["id"]: (len(a["levels"]) if a["kind"] == "factor" else 1) for a in atoms}
     try:
         terms = list(formulaic.Formula(rhs_fc))
@@ -187,13 +205,12 @@ def columns_of(rhs_fc: str, atoms: list) -> list:
     if width > MAX_COLUMNS:
         raise ValueError(f"formula: the design would have about {width:,} columns, more than "
                          f"{MAX_COLUMNS:,}; use fewer interactions or factor levels")
-    import formulaic as fc
-
     try:
-        mm = fc.model_matrix(rhs_fc, prototype(atoms), na_action="ignore", output="sparse")
+        mm = formulaic.model_matrix(rhs_fc, prototype(atoms), na_action="ignore",
+                                    output="sparse")
     except Exception as exc:  # noqa: BLE001
         raise ValueError(f"formula: could not build the design ({exc})") from None
-    return list(mm.model_spec.column_names)
+    return tuple(mm.model_spec.column_names)
 
 
 def prototype(atoms: list) -> pd.DataFrame:
