@@ -452,7 +452,8 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
 
     ``columns``: keep only these (the variables the model uses); the file must have them. A
     mapping ``{column: recorded type}`` also reads those CSV columns as text and converts them
-    with :func:`_typed_columns` (Parquet keeps its stored types). Every line of a CSV is a row
+    with :func:`_typed_columns` (Parquet keeps its stored types); a regular CSV file is then read
+    by pyarrow (:func:`_arrow_text_chunks`), any other by pandas. Every line of a CSV is a row
     (see :func:`_read_csv`), so the chunks together have exactly one row per data line.
     """
     types = columns if isinstance(columns, Mapping) else None
@@ -483,19 +484,24 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             yield chunk
             del chunk
         return
-    if types is not None:  # a regular file's text columns, read by pyarrow (else None)
-        fast = _arrow_text_chunks(path, chunk_size, keep)
-        if fast is not None:
-            rows = 0
-            for chunk in fast:
-                try:
-                    chunk = _typed_columns(chunk, types, first_line=rows + 1)
-                except ValueError as exc:
-                    raise _InputError(f"{_name(path)}: {exc}") from None
-                rows += len(chunk)
-                yield chunk
-                del chunk
-            return
+    chunks = _arrow_text_chunks(path, chunk_size, keep) if types is not None else None
+    if chunks is None:  # not a regular file, no types recorded, or no pyarrow
+        chunks = _pandas_chunks(path, chunk_size, keep, types)
+    rows = 0
+    for chunk in chunks:
+        if types is not None:
+            try:
+                chunk = _typed_columns(chunk, types, first_line=rows + 1)
+            except ValueError as exc:
+                raise _InputError(f"{_name(path)}: {exc}") from None
+        rows += len(chunk)
+        yield chunk
+        del chunk  # so that the next read does not overlap with this chunk
+
+
+def _pandas_chunks(path: str, chunk_size: int, keep, types):
+    """The CSV ``path`` by pandas' reader (:func:`_read_csv`), ``chunk_size`` rows at a time,
+    with only the columns ``keep`` (all when None); with ``types``, those columns as text."""
     # All columns are parsed (pandas' usecols would skip its check that no row has more fields
     # than the header); the unused ones are dropped at once.
     options = {"chunksize": chunk_size}
@@ -504,29 +510,24 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
     with _csv_errors(path):
         reader = _read_csv(path, **options)
     end = object()
-    rows = 0
+    first = True
     with reader:
         while True:
             with _csv_errors(path):
                 raw = next(reader, end)
             if raw is end:
                 break
-            if rows == 0:
+            if first:
                 _check_columns(path, raw.columns, keep or ())
+                first = False
             if keep is None:
                 chunk = raw
             else:
                 wanted = set(keep)
                 chunk = raw[[c for c in raw.columns if c in wanted]]
             del raw
-            if types is not None:
-                try:
-                    chunk = _typed_columns(chunk, types, first_line=rows + 1)
-                except ValueError as exc:
-                    raise _InputError(f"{_name(path)}: {exc}") from None
-            rows += len(chunk)
             yield chunk
-            del chunk  # so that the next read does not overlap with this chunk
+            del chunk
 
 
 #: Bytes pyarrow's CSV reader parses at a time (its blocks are parsed in parallel).
