@@ -561,11 +561,11 @@ def _arrow_text_chunks(path: str, chunk_size: int, keep):
         irregular.append(row)
         return "skip"
 
-    def reader(names, columns):
+    def reader(names, columns, on_irregular=note):
         return pacsv.open_csv(
             path, read_options=pacsv.ReadOptions(block_size=_ARROW_BLOCK),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False,
-                                             invalid_row_handler=note),
+                                             invalid_row_handler=on_irregular),
             convert_options=pacsv.ConvertOptions(
                 column_types={c: pa.string() for c in names}, include_columns=columns,
                 strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""]))
@@ -584,18 +584,27 @@ def _arrow_text_chunks(path: str, chunk_size: int, keep):
             return None
     except (pa.ArrowException, OSError, UnicodeError):
         return None
-    return _arrow_chunks(reader(names, [c for c in names if c in set(keep)]), chunk_size)
+    # the read: a row the check did not see (the file changed since) stops it, never skipped
+    read = reader(names, [c for c in names if c in set(keep)], lambda row: "error")
+    return _arrow_chunks(read, chunk_size, path)
 
 
-def _arrow_chunks(batches, chunk_size: int):
+def _arrow_chunks(batches, chunk_size: int, path: str):
     """pandas chunks of exactly ``chunk_size`` rows (the last one shorter) from a stream of
     Arrow record batches, indexed by row number as pandas' chunked reader indexes them."""
     import pandas as pd
     import pyarrow as pa
 
+    def each():
+        try:
+            yield from batches
+        except pa.ArrowException as exc:
+            raise _InputError(f"{_name(path)} changed while it was read ({_one_line(exc)}); "
+                              "predict it again from a file that is not being written") from None
+
     pending, have, rows = [], 0, 0
     with batches:
-        for batch in batches:
+        for batch in each():
             pending.append(batch)
             have += batch.num_rows
             while have >= chunk_size:

@@ -117,3 +117,20 @@ def test_a_large_file_gives_the_same_bytes_both_ways(model, tmp_path, monkeypatc
     fast = _predict(model, path, 977)
     assert fast == _predict(model, path, 977, monkeypatch, arrow=False)
     assert len(fast.splitlines()) == n + 1
+
+
+def test_a_file_that_changes_between_the_check_and_the_read_stops_the_read(tmp_path,
+                                                                         monkeypatch):
+    # The checking pass found the file regular; if a row with a missing field appears before
+    # the read reaches it (a file still being written), the read stops with an error naming the
+    # file instead of skipping the row, which would lose an output line. 2 MB in 4 kB blocks,
+    # so that the reader's read-ahead has not reached the end when the file changes.
+    monkeypatch.setattr(cli, "_ARROW_BLOCK", 4096)
+    path = tmp_path / "growing.csv"
+    rows = b"".join(b"0.%d,01\n" % i for i in range(200_000))
+    path.write_bytes(b"x,g\n" + rows)
+    chunks = cli._arrow_text_chunks(str(path), 1000, ["x", "g"])
+    assert chunks is not None
+    path.write_bytes(b"x,g\n" + rows[:-10] + b"0.2\n")
+    with pytest.raises(cli._InputError, match="growing.csv changed while it was read"):
+        list(chunks)
