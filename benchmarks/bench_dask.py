@@ -30,13 +30,13 @@ import json
 import os
 import platform
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from common import peak_mb, publish, run_child
 
 D = 20
 PART = 250_000
@@ -71,10 +71,6 @@ def _rss_mb() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
-
-
 def _pass_time(evaluate, repeat: int = 5) -> float:
     """Median wall time of one full pass (value, gradient and Hessian) at distinct points."""
     times = []
@@ -104,7 +100,7 @@ def run_memory(files: list[str]) -> dict:
     obj = ERMObjective(X, np.where(y == 1, 1.0, -1.0), LogisticLoss(), LAMBDA)
     one = _pass_time(lambda i: obj.evaluate(res.coef * (1 + 1e-3 * i), True))
     return dict(read=t1 - t0, fit=t2 - t1, passes=res.passes, coef=res.coef.tolist(), one=one,
-                peak_mb=_peak_mb(), data_mb=X.nbytes / 2**20, convergence=res.convergence)
+                peak_mb=peak_mb(), data_mb=X.nbytes / 2**20, convergence=res.convergence)
 
 
 def run_dask(files: list[str]) -> dict:
@@ -118,7 +114,7 @@ def run_dask(files: list[str]) -> dict:
     client = Client(cluster)
     client.run(lambda: None)  # workers up
     base = _rss_mb()
-    peak_before = _peak_mb()
+    peak_before = peak_mb()
     t0 = time.perf_counter()
     ddf = dd.read_parquet(files)
     arr = ddf.to_dask_array()  # one array [x0..x19, y]: X and y share one Parquet read
@@ -141,17 +137,13 @@ def run_dask(files: list[str]) -> dict:
     cluster.close()
     return dict(fit=t1 - t0, load=tl - t0, solve=t1 - tl, passes=res.passes, one=one, coef=res.coef.tolist(),
                 client_base_mb=base, client_after_mb=after,
-                client_peak_mb=max(_peak_mb(), peak_before), client_peak_before_mb=peak_before,
+                client_peak_mb=max(peak_mb(), peak_before), client_peak_before_mb=peak_before,
                 worker_peak_mb=sorted(workers.values()), partitions=len(files),
                 convergence=res.convergence)
 
 
 def child(kind: str, files: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, *files],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(__file__, kind, *files)
 
 
 def main() -> None:
@@ -223,11 +215,7 @@ def main() -> None:
                   "The client receives 2 + d + d^2 = "
                   f"{2 + D + D * D} floats per pass whatever n; its RSS growth is Dask's graph "
                   f"bookkeeping, not data (X at n = {n1:,} is {m1['data_mb']:.0f} MiB)."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_append:
-        with open(Path(__file__).with_name("RESULTS.md"), "a") as fh:
-            fh.write(text)
+    publish(lines, append=not args.no_append)
 
 
 if __name__ == "__main__":

@@ -39,13 +39,13 @@ import json
 import os
 import platform
 import resource
-import subprocess
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+from common import peak_mb, publish, run_child
 
 D = 10
 PART = 1_000_000
@@ -78,11 +78,10 @@ def ensure_data(root: Path, rows: int) -> list[str]:
     manifest = root / "manifest.json"
     want = dict(rows=files * PART, part=PART, d=D, seed=SEED, half_width=HALF_WIDTH)
     names = [str(root / f"part-{i:05d}.parquet") for i in range(files)]
-    have = json.loads(manifest.read_text()) if manifest.exists() else None
-    if have is not None and {k: have[k] for k in want if k in have} == {
-            k: want[k] for k in want if k != "rows"} | {"rows": have["rows"]} and \
-            have["rows"] >= want["rows"] and all(map(os.path.exists, names)):
-        return names
+    have = json.loads(manifest.read_text()) if manifest.exists() else {}
+    same = all(have.get(k) == v for k, v in want.items() if k != "rows")
+    if same and have.get("rows", 0) >= want["rows"] and all(map(os.path.exists, names)):
+        return names  # the same layout, at least as many rows: the first files are the data
     missing = [i for i in range(files) if not os.path.exists(names[i])]
     t = time.perf_counter()
     with ProcessPoolExecutor(max_workers=2) as pool:
@@ -94,10 +93,6 @@ def ensure_data(root: Path, rows: int) -> list[str]:
     print(f"wrote {len(missing)} files ({size:.1f} GB in all) in {time.perf_counter() - t:.0f} s",
           flush=True)
     return names
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
 
 
 def _timed(owner, name: str, log: list, label) -> None:
@@ -140,7 +135,7 @@ def run_dask(files: list[str]) -> dict:
                            dashboard_address=":0", memory_limit="4GiB")
     client = Client(cluster)
     client.run(lambda: None)
-    base = _peak_mb()
+    base = peak_mb()
     ddf = dd.read_parquet(files)
     t0 = time.perf_counter()
     with dask.config.set({"privatelr.persist": False}):
@@ -154,7 +149,7 @@ def run_dask(files: list[str]) -> dict:
         phases.setdefault(label, []).append(sec)
     return dict(wall=wall, coef=model.coefficients.to_numpy().tolist(), n=model.n,
                 status=model.status, convergence=int(model.convergence), phases=phases,
-                client_base_mb=base, client_peak_mb=_peak_mb(),
+                client_base_mb=base, client_peak_mb=peak_mb(),
                 worker_peak_mb=sorted(workers.values()), partitions=ddf.npartitions)
 
 
@@ -168,15 +163,11 @@ def run_memory(files: list[str]) -> dict:
     t1 = time.perf_counter()
     model = dplr(FORMULA, frame, **FIT)
     return dict(read=t1 - t0, fit=time.perf_counter() - t1, n=model.n,
-                coef=model.coefficients.to_numpy().tolist(), peak_mb=_peak_mb())
+                coef=model.coefficients.to_numpy().tolist(), peak_mb=peak_mb())
 
 
 def child(kind: str, files: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, *files],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(__file__, kind, *files)
 
 
 def _summary(n: int, r: dict) -> dict:
@@ -184,14 +175,11 @@ def _summary(n: int, r: dict) -> dict:
     sizes = sorted(int(k.split()[1]) for k in ph if k.startswith("solver "))
     solver = ph[f"solver {sizes[-1]}"]
     warm = sum(sum(ph[f"solver {m}"]) for m in sizes[:-1])
-    setup = ph["count"][0] + ph["scan"][0] + warm
     passes = len(solver) + 2 + bool(warm)  # count, scan, (the subsample read), the solver's
     return dict(n=n, wall=r["wall"], passes=passes, per_pass=r["wall"] / passes,
                 count=ph["count"][0], scan=ph["scan"][0], subsample=warm,
                 solver=len(solver), solver_median=float(np.median(solver)) if solver else 0.0,
-                other=r["wall"] - setup - sum(solver), client=r["client_peak_mb"],
-                client_growth=r["client_peak_mb"] - r["client_base_mb"],
-                workers=r["worker_peak_mb"], status=r["status"], partitions=r["partitions"],
+                client=r["client_peak_mb"], workers=r["worker_peak_mb"], status=r["status"],
                 coef=r["coef"])
 
 
@@ -268,11 +256,7 @@ def main() -> None:
         f"(pandas read {mem['read']:.1f} s, fit {mem['fit']:.1f} s, peak RSS {mem['peak_mb']:.0f} "
         f"MiB) and on Dask give coefficients equal to {diff:.1e} (max abs difference).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_append:
-        with open(Path(__file__).with_name("RESULTS.md"), "a") as fh:
-            fh.write(text)
+    publish(lines, append=not args.no_append)
 
 
 if __name__ == "__main__":

@@ -163,7 +163,6 @@ class ERMObjective:
         self._share = 1.0
         self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
         self._f32 = self.d >= HESSIAN_F32_MIN_D
-        self._stride = 1
         self._w = None
         self._m = None
         self._candidate = None
@@ -207,9 +206,9 @@ class ERMObjective:
         r /= self.n
         return r, (None if d2 is None else np.sqrt(d2 / self.n))
 
-    def _chunk_hessian(self, Xc, sq):
-        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature)."""
-        k = self._stride
+    def _chunk_hessian(self, Xc, sq, k: int):
+        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature);
+        with ``k > 1`` a model: that of every ``k``-th row."""
         if k > 1:  # the Hessian of every k-th row of the chunk, scaled to stand for all
             Xc, sq = Xc[::k], sq[::k] * np.sqrt(k)
         active = sq > 0
@@ -253,7 +252,7 @@ class ERMObjective:
             m = self._m
         return m
 
-    def _sweep(self, m, w, step, hessian):
+    def _sweep(self, m, w, step, hessian, stride: int = 1):
         """One pass over the rows: loss terms, gradient and (optionally) Hessian at a point.
 
         The point's margins are ``m`` when given; else ``m + y * (X @ step)`` along a line (the
@@ -284,11 +283,11 @@ class ERMObjective:
             g = np.zeros(self.d)
             H = np.zeros((self.d, self.d))
             with _blas_one_thread() if parallel else contextlib.nullcontext():
-                step = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
-                for first in range(0, count, step):
-                    parts = map_chunks(min(step, count - first),
+                rounds = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
+                for first in range(0, count, rounds):
+                    parts = map_chunks(min(rounds, count - first),
                                        lambda j, first=first: self._chunk(first + j, m, vec, out,
-                                                                         u, lv, True),
+                                                                         u, lv, True, stride),
                                        parallel)
                     for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
                         g += gk
@@ -300,13 +299,13 @@ class ERMObjective:
             H = None
         self.passes += 1
         if hessian:  # a strided Hessian costs a gradient pass and 1/k of the Hessian's extra
-            self.work["hessian"] += self._share / self._stride
-            self.work["gradient"] += self._share * (1.0 - 1.0 / self._stride)
+            self.work["hessian"] += self._share / stride
+            self.work["gradient"] += self._share * (1.0 - 1.0 / stride)
         else:
             self.work["gradient"] += self._share
         return out, u, lv, g, H
 
-    def _chunk(self, k, m, vec, out, u, lv, hessian):
+    def _chunk(self, k, m, vec, out, u, lv, hessian, stride: int = 1):
         """The body of :meth:`_sweep` for chunk ``k``: fills its rows of ``out``, ``u`` and
         ``lv`` and returns its partial gradient (with ``hessian``: and its partial Hessian)."""
         rows = slice(k * self.chunk, min((k + 1) * self.chunk, self.n))
@@ -321,7 +320,7 @@ class ERMObjective:
         lv[rows], d1, d2 = self._terms(out[rows], hessian)
         r, sq = self._scaled(d1, d2, rows)
         gk = np.einsum("ij,i->j", Xc, r)
-        return (gk, self._chunk_hessian(Xc, sq)) if hessian else gk
+        return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
     def value(self, w) -> float:
@@ -340,11 +339,8 @@ class ERMObjective:
             self._w, self._m = ahead[0], ahead[1]
             return ahead[2], ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
         w = np.array(w, dtype=float)
-        self._stride = max(1, int(stride))
-        try:
-            m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian)
-        finally:
-            self._stride = 1
+        m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
+                                     max(1, int(stride)))
         self._w, self._m = w, m
         return (self._value_from(w, lv), *self._finish(w, g, H))
 

@@ -171,18 +171,18 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
     SolverReport
     """
     x = np.array(x0, dtype=float)
-    counts = {"function": 1, "gradient": 1, "hessian": int(hessian0 is None and stride == 1)}
+    modelled = hessian0 is not None or stride > 1  # the first Hessian is a model
+    counts = {"function": 1, "gradient": 1, "hessian": int(not modelled)}
     if stride > 1:
         f, g, H = objective.evaluate(x, True, stride)
     else:
         f, g, H = objective.evaluate(x, hessian0 is None)
-    if hessian0 is not None and stride == 1:
-        H = hessian0
+        H = H if hessian0 is None else hessian0
     gnorm = float(np.abs(g).max())
     gref = gnorm if grad_ref is None else float(grad_ref)
     tol = _tolerance(gref, gtol)
     last_ratio = 1.0 if grad_ref is None else 0.0  # a warm start is expected to be close
-    slow = _REUSE_RATIO if (hessian0 is None and stride == 1) else _MODEL_RATIO
+    slow = _MODEL_RATIO if modelled else _REUSE_RATIO
     for it in range(maxiter + 1):
         if gnorm <= tol:
             return replace(_report(objective, x, f, gnorm, it, counts, 0,

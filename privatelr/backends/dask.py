@@ -38,6 +38,8 @@ imports it, and only when Dask data is passed.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._validation import (as_weights, clip_rows, label_vector, not_two_valued, row_norms,
@@ -102,8 +104,6 @@ def memory_budget() -> float:
     except (ImportError, ValueError, KeyError, AttributeError):
         pass
     try:
-        import os
-
         return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not on Linux/macOS
         return float("inf")

@@ -63,6 +63,7 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     values over all ``n`` rows (a :class:`~privatelr.design.values.Vec`, or an ``(n, k)``
     array for a matrix atom)."""
     plan = _plan(spec)
+    n_levels = {a["id"]: len(a["levels"]) for a in spec.atoms if a["kind"] == "factor"}
     m = int(complete.sum())
     all_rows = m == n
     source = {}
@@ -81,8 +82,7 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     for j, parts in enumerate(plan):
         if parts is not None and len(parts) == 1 and parts[0][0] == "factor":
             aid, level = parts[0][1], parts[0][2]
-            n_levels = len(next(a for a in spec.atoms if a["id"] == aid)["levels"])
-            table = dummies.setdefault(aid, (np.full(n_levels + 1, -1, dtype=np.intp), []))
+            table = dummies.setdefault(aid, (np.full(n_levels[aid] + 1, -1, dtype=np.intp), []))
             table[0][level] = j
             table[1].append(j)
     scattered = {j for _, cols in dummies.values() for j in cols}

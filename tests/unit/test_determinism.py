@@ -35,6 +35,12 @@ def data():
     return X, y, a
 
 
+@pytest.fixture(scope="module")
+def point(data):
+    """±1 labels, a point and a direction for single passes over ``data``."""
+    return np.where(data[1] == 1, 1.0, -1.0), np.linspace(-1, 1, D), np.cos(np.arange(D))
+
+
 @pytest.fixture
 def spy(monkeypatch):
     """Record (parallel, workers) of every objective pass that could be threaded."""
@@ -77,10 +83,9 @@ def test_fit_is_bit_identical_for_every_thread_count(monkeypatch, data, spy, nam
         assert np.array_equal(coefs[threads], coefs["1"]), (threads, coefs[threads] - coefs["1"])
 
 
-def test_passes_are_bit_identical_for_every_thread_count(monkeypatch, data):
-    X, y, a = data
-    ys = np.where(y == 1, 1.0, -1.0)
-    w, p = np.linspace(-1, 1, D), np.cos(np.arange(D))
+def test_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, point):
+    X, _, a = data
+    ys, w, p = point
     out = {}
     for threads in THREADS:
         monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
@@ -129,12 +134,12 @@ def test_chunk_results_come_back_in_chunk_order(monkeypatch):
     assert np.array_equal(_threads.sum_in_order(parts), total)
 
 
-def test_hessian_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, spy):
+def test_hessian_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, point,
+                                                                  spy):
     # Hessian passes run on the pool too (BLAS on one thread meanwhile, when threadpoolctl is
     # installed); exact and strided (every 4th row) Hessians, partials added in chunk order
-    X, y, a = data
-    ys = np.where(y == 1, 1.0, -1.0)
-    w, p = np.linspace(-1, 1, D), np.cos(np.arange(D))
+    X, _, a = data
+    ys, w, p = point
     out = {}
     for threads in THREADS:
         monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
