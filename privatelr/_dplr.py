@@ -608,12 +608,14 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     p_cov = rows.d - k
 
     # ---- the public map: bounds, scaling (not private: compat / eps = 0), projection ----------
-    divisors = None
+    public = None
     if bounds is not None:
-        divisors, derived = bounds.design_map(spec)
+        public = bounds.design_map(spec, center=bounds.center and not spec.sparse)
         if data_norm is None:
-            data_norm = derived
-            _say(verbose, 2, f"dplr: data_norm {r_print(data_norm)} from the public bounds")
+            data_norm = public.data_norm
+            clip = clip or public.clip
+            _say(verbose, 2, f"dplr: data_norm {r_print(data_norm)} from the public bounds"
+                             f"{' (rows above it clipped)' if public.clip else ''}")
         if do_scale:
             raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
     center = sd = None
@@ -644,7 +646,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, "dplr: rp.dim larger than data dimension, not projecting.")
     q = p_cov if projection is None else rp_dim
     pre = Preprocess(
-        divisors=divisors,
+        divisors=None if public is None else public.divisors,
+        shifts=None if public is None or not public.shifts else public.shifts,
         center=None if center is None else tuple(center.tolist()),
         scale=None if sd is None else tuple(sd.tolist()),
         scale_factor=None if factor is None else float(factor),

@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -404,12 +405,42 @@ class DPLR(Released, ModelFields, _Inference):
                              "design columns")
 
     # -- the release, under R's names ----------------------------------------------------------
+    @functools.cached_property
+    def _estimate(self) -> tuple:
+        from .inference import point_estimate, unit_matrix
+
+        est, kind = point_estimate(self)
+        est = _frozen_array(est)
+        M = unit_matrix(self)
+        return est, kind, _frozen_array(est if M is None else M @ est), M is not None
+
+    @property
+    def fitted_coef(self) -> np.ndarray:
+        """The model's estimate on the scale it was fitted on (the public map's): what
+        ``predict`` applies to the mapped rows. The bias-corrected estimate when the fit
+        released inference, else the released vector :attr:`coef`."""
+        return self._estimate[0]
+
+    @property
+    def estimate(self) -> str:
+        """What :attr:`coefficients` holds: ``"bias-corrected"`` (a private fit with inference:
+        the ridge shrinkage of the released vector removed, from released quantities only) or
+        ``"released"`` (the vector the mechanism released; R's ``dplr`` coefficients)."""
+        return self._estimate[1]
+
     @property
     def coefficients(self):
-        """The coefficients as a pandas Series indexed by the design's columns."""
+        """The model's one estimate as a pandas Series, per unit of the data's columns (the
+        public map of ``bounds=`` inverted exactly), indexed by the design's columns.
+
+        A private fit with inference reports the bias-corrected estimate (:attr:`estimate`),
+        which ``predict``, the coefficient table and the intervals use too; the released,
+        penalised vector on the fitted scale is :attr:`coef`."""
         import pandas as pd
 
-        return pd.Series(self.coef, index=list(self.spec.columns), name="coefficients")
+        _, kind, values, mapped = self._estimate
+        names = list(self.spec.design_columns) if mapped else list(self.spec.columns)
+        return pd.Series(values, index=names, name="coefficients")
 
     par = coefficients
     eps = calibration_property("eps")
@@ -612,14 +643,14 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     if data.__class__.__module__.split(".")[0] == "dask":   # lazy, partition-wise
         from .backends.dask import predict_frame
 
-        return predict_frame(model.spec, model.coef, model.p_tr, data, type)
+        return predict_frame(model.spec, model.fitted_coef, model.p_tr, data, type)
     r = model.spec.rows(data, response=False)
     if data.__class__.__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
         from .scoring import output_series
 
-        return output_series(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
-                             index=data.index, offset=r.offset)
-    return outputs(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
+        return output_series(r.X, r.complete, model.fitted_coef, model.p_tr, model.spec.labels,
+                             type, index=data.index, offset=r.offset)
+    return outputs(r.X, r.complete, model.fitted_coef, model.p_tr, model.spec.labels, type,
                    offset=r.offset)
 
 

@@ -91,7 +91,7 @@ def _model_scores(model, data):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"plot_roc: data must hold the model's response and covariates "
                              f"({model.formula}): {exc}") from None
-        eta = np.einsum("ij,j->i", rows.X, model.coefficients.to_numpy())
+        eta = np.einsum("ij,j->i", rows.X, model.fitted_coef)
         p = expit(eta if rows.offset is None else eta + rows.offset)
         return p, rows.y, model.p_tr, "dplr"
     if not (isinstance(data, tuple) and len(data) == 2):

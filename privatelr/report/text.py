@@ -294,28 +294,50 @@ def format_table(table) -> str:
     return table_cells(table).to_string()
 
 
-def _inference_table(model, odds_ratios: bool, level: float):
-    """(table, title, note): glm's table, or None and the reason in a note."""
-    from ..inference import coef_table
+def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"):
+    """(table, title, notes): the coefficient table (glm's for a non-private fit; the private
+    fit's with its errors; point estimates only without inference), or None and why."""
+    from ..inference import coef_table, glm_of
+    from ..inference.estimate import unit_matrix
 
     try:
-        table = coef_table(model, level=level, exponentiate=odds_ratios)
+        table = coef_table(model, level=level, exponentiate=odds_ratios, scale=scale)
     except ValueError as exc:
-        if getattr(model, "inference", None) is None and model.method != "nonprivate":
-            return None, "", (" Standard errors: not released (refit with inference=True to get "
-                              "private standard errors and intervals).")
-        return None, "", f" Standard errors: not shown: {exc}"
-    what = "odds ratios" if odds_ratios else "coefficients"
-    if model.method == "nonprivate" and model.lambda_ == 0:
-        title = f"Maximum-likelihood {what} (glm):"
+        return None, "", [f" Standard errors: not shown: {exc}"]
+    quality = table.attrs.get("quality")
+    what = "Odds ratios" if odds_ratios else "Coefficients"
+    if unit_matrix(model) is None:
+        units = ""
+    elif scale == "data":
+        units = " per unit of the data's columns"
     else:
-        title = (f"Bias-corrected {what}, errors from sampling and privacy noise (privatelr."
-                 "inference):")
-    note = None
+        units = " on the public map's scale (rows name the mapped columns)"
+    notes = []
+    if glm_of(model) is not None:
+        title = f"{what}{units} of the unpenalised maximum-likelihood fit (glm):"
+        if model.lambda_ > 0:
+            notes.append(f" The table is glm's unpenalised fit; the coefficients above use "
+                         f"lambda = {r_number(model.lambda_)}, as R's dplr (lambda_=0 gives "
+                         "glm's).")
+    elif quality == "none":
+        notes.append(" Standard errors: not released (refit with inference=True to get "
+                     "private standard errors and intervals; privatelr.inference_plan says "
+                     "beforehand what a budget buys).")
+        if not odds_ratios:              # the coefficients above are the whole table: once
+            return None, "", notes
+        title = f"{what}{units} (point estimates; no standard errors without inference):"
+    else:
+        title = (f"{what}{units}, with errors from sampling and privacy noise (the estimate is "
+                 "the bias-corrected one the coefficients above report):")
+        notes.append(" z value: the standard-normal score of the exact p-value (the privacy "
+                     "noise is not normal, so it differs from Estimate / Std. Error).")
+        if quality == "conservative":
+            notes.append(" Intervals: conservative (the released information matrix is noisy; "
+                         "they cover more often than their level).")
     if model.inference is not None and model.inference.eps > 0:
-        note = (f" Inference: eps {r_number(model.inference.eps)} spent on the information "
-                f"matrix, besides eps {r_number(model.eps)} on the coefficients.")
-    return table, title, note
+        notes.append(f" Inference: eps {r_number(model.inference.eps)} spent on the information "
+                     f"matrix, besides eps {r_number(model.eps)} on the coefficients.")
+    return table, title, notes
 
 
 def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSummary:
@@ -368,9 +390,8 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
     notes.append(f" Classification threshold (p.tr): {v['p_tr']}")
-    table, title, note = _inference_table(model, odds_ratios, level)
-    if note is not None:
-        notes.append(note)
+    table, title, extra_notes = _inference_table(model, odds_ratios, level)
+    notes.extend(extra_notes)
     coefs = {k: float(c) for k, c in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes,
                        table=table, table_title=title)

@@ -51,10 +51,19 @@ def test_every_front_end_gives_the_same_table_at_eps0():
 def test_private_fit_without_inference_says_how_to_get_it():
     df = _ball_data(2000)
     m = pl.dplr("y ~ z0 + z1 + z2", df, eps=1, random_state=0)
-    for f in (pl.vcov, pl.confint, pl.coef_table):
+    for f in (pl.vcov, pl.confint, lambda m: pl.tidy(m, conf_int=True)):
         with pytest.raises(ValueError, match="inference=True"):
             f(m)
     assert "refit with inference=True" in str(pl.summary(m))
+    # point estimates and odds ratios cost nothing more: they work without inference
+    table = pl.coef_table(m)
+    assert list(table.columns) == ["Estimate"] and table.attrs["quality"] == "none"
+    np.testing.assert_array_equal(table["Estimate"], m.coefficients)
+    tidy = pl.tidy(m, conf_int=False, exponentiate=True)
+    np.testing.assert_allclose(tidy["estimate"], np.exp(m.coefficients.to_numpy()))
+    assert tidy["std_error"].isna().all()
+    text = str(pl.summary(m, odds_ratios=True))
+    assert "Odds ratios" in text and "point estimates" in text
     with pytest.raises(ValueError, match="inference"):
         pl.dplr("y ~ z0", df, eps=1, inference=1.5)
     with pytest.raises(ValueError, match="level"):
