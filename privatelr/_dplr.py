@@ -73,7 +73,7 @@ from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
 from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, \
-    default_lambda_multinomial, norm_bound
+    default_lambda_inference_output, default_lambda_multinomial, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -711,7 +711,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, f"dplr: eps {r_print(eps)} for the coefficients, {r_print(info_eps)} "
                          "for inference")
     if lambda_ is None:
-        lambda_ = default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
+        lambda_ = default_lambda_inference_output(n, eps, data_norm=B) \
+            if method == "output" and info_eps and compat is None else \
+            default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")

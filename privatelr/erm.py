@@ -222,9 +222,6 @@ def fit_rows(rows, *, lambda_: float, eps: float, method: str, loss: Loss, data_
     after the coefficients and from the same ``rng``
     (:func:`privatelr.inference.release_information`).
     """
-    if inference_eps is not None and method in GAUSSIAN_METHODS:
-        raise ValueError("inference= is available with the eps-DP methods ('objective', "
-                         "'output'); drop it or choose one of them")
     if scan is None:                              # finiteness, labels, weights, norms: one pass
         scan = rows.scan(bound=data_norm, what=what)
     clipping = cal_private(eps) and norm_check and clip and scan.n_over
