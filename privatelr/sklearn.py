@@ -100,7 +100,9 @@ from ._validation import as_weights, check_bool, check_real, is_sparse, real_vec
     with_intercept
 from .accountant import require_budget
 from .backends import as_rows, compute, is_dask
-from .calibration import check_method, default_lambda, norm_bound
+from .calibration import check_method, default_lambda, default_lambda_inference_output, \
+    norm_bound
+from .inference.release import check_inference, split_budget
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
 
@@ -170,6 +172,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         by scikit-learn share it (an accountant is never copied).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the privacy noise. ``None`` draws fresh noise at every fit.
+    inference : bool or float or None, default=None
+        Also release the information matrix for standard errors and intervals
+        (:mod:`privatelr.inference`): ``True`` spends a quarter of ``eps`` on it, a number that
+        share. Then :meth:`confint`, :meth:`vcov` and :meth:`coef_table` work, and ``coef_`` /
+        ``intercept_`` hold the bias-corrected estimate they are centred on (one estimate,
+        which ``predict`` uses too; the released vector stays in ``result_.coef``). Binary
+        models only. A non-private fit computes it exactly at no cost.
 
     Attributes
     ----------
@@ -232,8 +241,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                  lambda_: float | None = None, method: str = "objective", data_norm: float = 1.0,
                  clip: bool = False, fit_intercept: bool = True, classes=None,
                  sample_weight_bound: float | None = None, accountant=None, random_state=None,
-                 delta: float = 0.0):
+                 delta: float = 0.0, inference=None):
         self.eps = eps
+        self.inference = inference
         self.delta = delta
         self.alpha = alpha
         self.lambda_ = lambda_
@@ -303,6 +313,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                            accountant)
         result = erm.fit_rows(rows, rng=rng, scan=scan, accountant=accountant, **options)
         coef = result.coef
+        if result.inference is not None:          # one estimate: the bias-corrected one
+            from .inference import point_estimate
+
+            coef = point_estimate(result)[0]
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()
             self.coef_ = coef[1:].reshape(1, -1)
@@ -389,6 +403,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "noise for a public upper bound on every weight; pass "
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
         _, delta = check_method(self.method, eps, self.delta)
+        share = check_inference(self.inference, eps)
+        if share is not None and _several(self.classes):
+            raise ValueError("inference= is available for binary models only; drop it (or fit "
+                             "one binary model per class of interest)")
         if _several(self.classes) and self.method not in ("objective", "output"):
             raise ValueError(f"method={self.method!r} is not available with more than two "
                              "classes (the multinomial calibration is for the pure-eps "
@@ -409,10 +427,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  accept_sparse=SPARSE_FORMATS)
             check_classification_targets(y)
             kind = type_of_target(y, input_name="y", raise_unknown=True)
-            if kind not in ("binary", "unknown") and np.unique(y).size > 2 and \
-                    not _several(self.classes):
-                raise ValueError(f"Only binary classification is supported. The type of the "
-                                 f"target is {kind}.")
+            if kind not in ("binary", "unknown") and not _several(self.classes):
+                found = np.unique(y)
+                if found.size > 2:
+                    shown = ", ".join(repr(v) for v in found[:5].tolist())
+                    raise ValueError(
+                        "Only binary classification is supported. The type of the target is "
+                        f"{kind}: y has {found.size} classes ({shown}"
+                        f"{', ...' if found.size > 5 else ''}) and {type(self).__name__} is "
+                        "binary unless the classes are declared: pass classes=[...] listing "
+                        "every label to fit the multinomial model (a private fit never learns "
+                        "its classes from the rows)")
         classes, y01, codes = _declared_classes(self.classes, y, learn=not private)
         w, A = _sample_weights(sample_weight, X.shape[0], A)
         k = int(self.fit_intercept)
@@ -428,8 +453,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  weights_bound=1.0 if w is None else A)
         else:
             lam = requested
-        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm,
-                                    delta=delta)
+        fit_eps, info_eps = split_budget(eps, share)
+        if requested is None and info_eps and self.method == "output":
+            lam = default_lambda_inference_output(rows.n, fit_eps, data_norm=design_norm)
+        elif requested is None and info_eps:
+            lam = default_lambda(rows.n, fit_eps, data_norm=design_norm,
+                                 weights_bound=1.0 if w is None else A)
+        options = erm.check_options(lambda_=lam, eps=fit_eps, method=self.method,
+                                    data_norm=design_norm, delta=delta)
+        options["inference_eps"] = info_eps
         scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
         if not (scan.n_over and self.clip):
             scan.check_magnitude("X")
@@ -457,6 +489,45 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                              "parameter (lambda_ is an alias of alpha) with different values; "
                              "set only alpha")
         return next(iter(given.values()), None)
+
+    # -- inference (R's vocabulary: privatelr.inference) ---------------------------------------
+    def _inference_model(self):
+        check_is_fitted(self)
+        if getattr(self.result_, "inference", None) is None:
+            from .inference.estimate import NOT_ASKED
+
+            raise ValueError(NOT_ASKED.replace("inference=True", "DPLogisticRegression("
+                                               "inference=True)"))
+        return self.result_
+
+    def _names(self) -> list:
+        names = list(getattr(self, "feature_names_in_", [])) or \
+            [f"x{j}" for j in range(self.n_features_in_)]
+        return (["(Intercept)"] if self.fit_intercept else []) + [str(n) for n in names]
+
+    def vcov(self):
+        """Covariance of the estimates (intercept first), a DataFrame (:func:`privatelr.vcov`).
+        Needs ``inference=``."""
+        from .inference import vcov
+
+        names = self._names()
+        return vcov(self._inference_model()).set_axis(names, axis=0).set_axis(names, axis=1)
+
+    def confint(self, level: float = 0.95):
+        """Confidence intervals of the coefficients (intercept first), a DataFrame with R's
+        columns (:func:`privatelr.confint`: the exact law of sampling and privacy noise).
+        Needs ``inference=``."""
+        from .inference import confint
+
+        out = confint(self._inference_model(), level=level)
+        return out.set_axis(self._names(), axis=0)
+
+    def coef_table(self, level: float | None = None, exponentiate: bool = False):
+        """glm's coefficient table (:func:`privatelr.coef_table`). Needs ``inference=``."""
+        from .inference import coef_table
+
+        out = coef_table(self._inference_model(), level=level, exponentiate=exponentiate)
+        return out.set_axis(self._names(), axis=0)
 
     def __getstate__(self):
         # A fitted estimator is a release: its pickle holds the coefficients, the public
