@@ -490,9 +490,10 @@ class DPLR(Released, ModelFields, _Inference):
     n_clipped = _diag_property("n_clipped", 0)
 
     # -- use --------------------------------------------------------------------------------------
-    def predict(self, data, type: str = "probabilities", se_fit: bool = False):
-        """Predictions for new data (see :func:`predict`)."""
-        return predict(self, data, type=type, se_fit=se_fit)
+    def predict(self, data=None, type: str = "probabilities", se_fit: bool = False, *,
+                newdata=None):
+        """Predictions for new data (see :func:`predict`; ``newdata=`` is glm's name)."""
+        return predict(self, data, type=type, se_fit=se_fit, newdata=newdata)
 
     def pred(self, data, type: str = "probabilities") -> np.ndarray:
         """R's convenience closure ``model$pred(data)``: same as :meth:`predict`."""
@@ -585,8 +586,12 @@ def guarantee_text(model: DPLR) -> str:
     return "holds"
 
 
-def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False):
+def predict(model: DPLR, data=None, type: str = "probabilities", se_fit: bool = False, *,
+            newdata=None):
     r"""``predict(model, data, type="probabilities")`` as in R (module-level form).
+
+    ``newdata=`` is accepted as an alias of ``data`` (R's ``predict.glm(object, newdata)``
+    habit); giving both is an error.
 
     ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
     linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
@@ -629,6 +634,13 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     """
     from .scoring import TYPES
 
+    if newdata is not None:
+        if data is not None:
+            raise TypeError("predict: give the new data once, as data or as newdata (R's name)")
+        data = newdata
+    if data is None:
+        raise TypeError("predict: the data to predict for is missing; pass it as data (or "
+                        "newdata=, R's name)")
     if not isinstance(model, DPLR):
         if getattr(model, "multiclass", None) is not None and se_fit is False:
             return model.predict(data, type=type)     # privatelr.multiclass.predict_multiclass
@@ -702,7 +714,9 @@ def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):
     >>> from privatelr import dplr, summary
     >>> from privatelr.datasets import load_iris
     >>> text = str(summary(dplr("I(Species == 'setosa') ~ .", load_iris(), eps=0)))
-    >>> [line.strip() for line in text.splitlines()[2:4]]
+    >>> text.splitlines()[0]
+    ' NOT PRIVATE: a non-private fit (eps = 0); no privacy guarantee.'
+    >>> [line.strip() for line in text.splitlines()[4:6]]
     ['Privacy level: 0', 'Regularization parameter: 0.001']
     """
     from .report.text import summarize

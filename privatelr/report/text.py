@@ -124,6 +124,9 @@ class DPLRSummary:
     per_class : dict or None
         A multiclass model's coefficients: class label -> (column name -> coefficient), one
         vector printed per class (``coefficients`` is then empty).
+    headline : str or None
+        The warning that leads the view when the ε guarantee does not hold (``NOT PRIVATE:
+        ...``; :func:`guarantee_headline`).
     """
 
     formula: str
@@ -133,16 +136,19 @@ class DPLRSummary:
     table: object = None
     table_title: str = ""
     per_class: dict | None = None
+    headline: str | None = None
 
     def __str__(self) -> str:
-        parts = [wrap_formula(self.formula) + " \n"]
+        parts = [wrap_note(self.headline) + "\n"] if self.headline else []
+        parts.append(wrap_formula(self.formula) + " \n")
         parts.append("".join(line + " \n" for line in self.common.values()))
         if self.per_class is None:
             parts.append(format_named_vector(self.coefficients) + "\n")
         for label, coefs in (self.per_class or {}).items():
             parts.append(f"Coefficients of class {label}:\n" + format_named_vector(coefs) + "\n")
         if self.table is not None:
-            parts.append(self.table_title + "\n" + format_table(self.table) + "\n")
+            title = textwrap.fill(self.table_title, width=WIDTH, break_long_words=False)
+            parts.append(title + "\n" + format_table(self.table) + "\n")
         if self.notes:
             parts.append("".join(wrap_note(line) + "\n" for line in self.notes))
         return "\n".join(parts)
@@ -358,12 +364,8 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
     if model.did_rp:
         common["rp_dim"] = f" Number of dimensions in random projection: {model.rp_dim}"
     notes = []
-    headline = guarantee_headline(model)
-    if headline is not None and model.method != "nonprivate":
-        notes.append(" " + headline)
-    if model.method == "nonprivate":
-        notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
-    else:
+    headline = guarantee_headline(model)          # printed first: NOT PRIVATE leads the view
+    if model.method != "nonprivate":
         how = {"objective": "objective perturbation", "output": "output perturbation",
                "gaussian": f"Gaussian objective perturbation, delta = {model.delta:.3g}",
                "amp": f"approximate minima perturbation, delta = {model.delta:.3g}"}[model.method]
@@ -394,7 +396,7 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
     notes.extend(extra_notes)
     coefs = {k: float(c) for k, c in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes,
-                       table=table, table_title=title)
+                       table=table, table_title=title, headline=headline)
 
 
 def summarize_multiclass(model) -> DPLRSummary:
@@ -424,12 +426,8 @@ def summarize_multiclass(model) -> DPLRSummary:
         "status": f" Status: {model.status}",
     }
     notes = []
-    headline = guarantee_headline(model)
-    if model.method == "nonprivate":
-        notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
-    else:
-        if headline is not None:
-            notes.append(" " + headline)
+    headline = guarantee_headline(model)          # printed first
+    if model.method != "nonprivate":
         how = {"objective": "objective perturbation", "output": "output perturbation",
                "gaussian": "Gaussian objective perturbation", "amp":
                "approximate minima perturbation"}[model.method]
@@ -449,7 +447,7 @@ def summarize_multiclass(model) -> DPLRSummary:
     per_class = {label: {str(c): float(v) for c, v in zip(model.spec.columns, model.coef[:, k])}
                  for k, label in enumerate(model.labels)}
     return DPLRSummary(formula=model.formula, common=common, coefficients={}, notes=notes,
-                       per_class=per_class)
+                       per_class=per_class, headline=headline)
 
 
 # ---------------------------------------------------------------------------------------------
