@@ -22,11 +22,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
-import sys
 import warnings
 from unittest import mock
 
@@ -36,9 +34,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from .fuzzlib import check_probabilities, clean_call, examples
+from formula_checks import lines_executed, reseal
 from privatelr import dplr
-from privatelr.design import build_design, make_spec, r_number
-from privatelr.design import algebra
+from privatelr.design import algebra, build_design, make_spec, r_number
 from privatelr.persist import loads
 
 QUIET = settings(deadline=None)
@@ -154,24 +152,6 @@ def test_column_counts_are_predicted_or_refused_naming_the_cap(shape):
 
 # ---- formula length -----------------------------------------------------------------------------
 
-def _lines(fn) -> int:
-    """Python lines run (in privatelr and the libraries it calls) while ``fn()`` runs."""
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        count += event == "line"
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(lambda frame, event, arg: local)
-    try:
-        fn()
-    finally:
-        sys.settrace(old)
-    return count
-
-
 _POOL = ["a", "b", "c", "s", "a:b", "b:c:s", "log(b + 1)", "I(a^2)", "a %in% s",
          "poly(b, 2, raw = TRUE)", "factor(s)", "I(a > 0 & b < 1)", "s/a", "-a", "(a + c)^2",
          "exp(-a)", "cut(a, breaks = c(-1, 0, 1))"] + [f"x{k}" for k in range(400)] + \
@@ -200,7 +180,7 @@ def test_long_sums_expand_in_linear_work(n, seed):
     def run():
         out["spec"] = make_spec(text, frame)
 
-    work = _lines(run)
+    work = lines_executed(run)
     assert len(out["spec"].design_columns) >= 2
     assert work <= LINES_PER_CHAR * len(text) + 50_000, (work, len(text), n)
 
@@ -261,14 +241,6 @@ def _stats_model_text() -> str:
     return _STATS_TEXT["text"]
 
 
-def _reseal(payload: dict) -> str:
-    body = {k: v for k, v in payload.items() if k != "sha256"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False,
-                           ensure_ascii=True)
-    body["sha256"] = hashlib.sha256(canonical.encode("ascii")).hexdigest()
-    return json.dumps(body)
-
-
 _STAT = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 1e-300, -1.0, 1e308]),
                   st.integers(-3, 3).map(float))
 
@@ -282,7 +254,7 @@ _STAT = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 1e-300, -1.0
 def test_tampered_statistics_are_refused_or_predict_probabilities(key, values):
     payload = json.loads(_stats_model_text())
     payload["design"]["params"][key] = values
-    model, exc = clean_call(lambda: loads(_reseal(payload)))
+    model, exc = clean_call(lambda: loads(reseal(payload)))
     if exc is not None:
         # named by the field (params['cut(b, 3)']) or by the call whose stored levels the
         # numbers contradict ('cut(b, 3)' is given two different sets of levels)

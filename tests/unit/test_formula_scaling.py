@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import itertools
 import string
-import sys
 
 import numpy as np
 import pandas as pd
 
+from formula_checks import lines_executed
 from privatelr.design import DesignSpec, make_spec, parse
 
 _NAMES = [a + b for a in string.ascii_letters for b in string.ascii_letters
@@ -33,25 +33,6 @@ def _formula(n_terms: int, n_names: int = 300) -> tuple[str, pd.DataFrame]:
     return text, pd.DataFrame({n: np.zeros(0) for n in names + ["y"]})
 
 
-def _lines_executed(fn) -> int:
-    """Python lines run (anywhere) while ``fn()`` runs."""
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return local
-
-    old = sys.gettrace()
-    sys.settrace(lambda frame, event, arg: local)
-    try:
-        fn()
-    finally:
-        sys.settrace(old)
-    return count
-
-
 def _work(n_terms: int) -> int:
     text, frame = _formula(n_terms)
 
@@ -60,7 +41,7 @@ def _work(n_terms: int) -> int:
         assert len(spec.design_columns) == n_terms + 1
         assert DesignSpec.from_dict(spec.to_dict()) == spec
 
-    return _lines_executed(run)
+    return lines_executed(run)
 
 
 def test_work_grows_linearly_with_the_number_of_terms():

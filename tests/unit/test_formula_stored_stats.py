@@ -6,7 +6,6 @@ breaks, divide by a zero scale or return NaN. Each refusal names the field."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 
@@ -14,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from formula_checks import reseal
 from privatelr import dplr
 from privatelr.persist import loads
 
@@ -36,25 +36,16 @@ def text(frame):
         return dplr(FORMULA, frame, eps=0).to_json()
 
 
-def _reseal(payload: dict) -> str:
-    """The file with its checksum recomputed, as someone editing it would."""
-    body = {k: v for k, v in payload.items() if k != "sha256"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False,
-                           ensure_ascii=True)
-    body["sha256"] = hashlib.sha256(canonical.encode("ascii")).hexdigest()
-    return json.dumps(body)
-
-
 def _tampered(text: str, key: str, values) -> str:
     payload = json.loads(text)
     params = payload["design"]["params"]
     assert key in params, sorted(params)
     params[key] = values
-    return _reseal(payload)
+    return reseal(payload)
 
 
 def test_a_resealed_untouched_file_loads(text, frame):
-    back = loads(_reseal(json.loads(text)))
+    back = loads(reseal(json.loads(text)))
     np.testing.assert_array_equal(back.predict(frame), loads(text).predict(frame))
 
 
@@ -82,11 +73,11 @@ def test_non_finite_statistics_are_refused(text):
     payload = json.loads(text)
     payload["design"]["params"]["scale(b)"] = [1.5, {"$float": "Infinity"}]
     with pytest.raises(ValueError, match=r"params\['scale\(b\)'\] must be a list of finite"):
-        loads(_reseal(payload))
+        loads(reseal(payload))
 
 
 def test_statistics_of_no_call_are_refused(text):
     payload = json.loads(text)
     payload["design"]["params"]["cut(a, 3)"] = [0.0, 1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match=r"params\['cut\(a, 3\)'\] belongs to no"):
-        loads(_reseal(payload))
+        loads(reseal(payload))
