@@ -19,8 +19,9 @@ from .rsyntax import Name, deparse, names_in
 from .terms import Columns, Kind, LevelBook, evaluate, level_key, match_levels, undeclared_message
 from .values import Vec, level_label
 
-__all__ = ["check_per_row", "eval_rows", "response_coding", "raw_values", "two_labels", "atom_levels",
-           "check_response", "code_response", "as_factor_atom", "MAX_LEVELS", "TYPE_WORDS"]
+__all__ = ["check_per_row", "eval_rows", "response_coding", "raw_values", "two_labels",
+           "atom_levels", "check_response", "code_response", "as_factor_atom", "MAX_LEVELS",
+           "TYPE_WORDS"]
 
 #: Most levels one factor may have.
 MAX_LEVELS = 100_000

@@ -38,7 +38,8 @@ import numpy as np
 from .rsyntax import Call, Node, Paren, deparse
 from .terms import Kind, LevelBook, bind_arguments, infer, literal_values, refused_message
 
-__all__ = ["is_poly", "poly_options", "stored_poly_problem", "poly_fit", "poly_basis", "poly_matrix", "poly_atom",
+__all__ = ["is_poly", "poly_options", "stored_poly_problem",
+           "poly_fit", "poly_basis", "poly_matrix", "poly_atom",
            "check_learnable", "column_suffixes", "poly_what", "poly_fix", "MAX_DEGREE"]
 
 #: Highest degree ``poly`` accepts.

@@ -46,8 +46,8 @@ import pandas as pd
 
 from .rsyntax import lone_surrogate, r_number
 
-__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame", "column_names",
-           "numeric_level_problem", "KINDS"]
+__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame",
+           "column_names", "numeric_level_problem", "KINDS"]
 
 KINDS = ("num", "lgl", "chr", "fct")
 
@@ -122,8 +122,9 @@ def numeric_level_problem(level, what: str) -> str | None:
 
     Examples
     --------
-    >>> numeric_level_problem("100000", "column 'x'")
-    "the level '100000' never equals a value of the numeric column 'x': R labels the number '1e+05' (declare the numbers themselves, e.g. [1, 100000], or R's labels)"
+    >>> print(numeric_level_problem("100000", "column 'x'"))
+    the level '100000' never equals a value of the numeric column 'x': R labels the number
+    '1e+05' (declare the numbers themselves, e.g. [1, 100000], or R's labels)
     >>> numeric_level_problem("1e+05", "column 'x'") is None, numeric_level_problem("a", "x")
     (True, None)
     """

@@ -6,9 +6,10 @@ privatelr and in every library it calls; a trace function counts them) while a f
 terms goes through ``make_spec`` and ``DesignSpec.from_dict`` (the model loader), for N = 400,
 800 and 1200. A loop over the terms inside a loop over the terms counts quadratically many
 lines, which the second difference of the counts measures (0 for a linear cost): it was 22% of
-the first difference before this change (formulaic's expansion), 0.4% now. Work inside C (a tuple copied whole to append one operand, as the old
-parser did) is not seen by a line count, so a formula of 100,000 terms is also parsed, and one
-of 20,000 terms built and loaded: they took 60 s and 190 s before, and take seconds now.
+the first difference before this change (formulaic's expansion), 0.4% now. Work inside C (a
+tuple copied whole to append one operand, as the old parser did) is not seen by a line count,
+so a formula of 100,000 terms is also parsed, and one of 20,000 terms built and loaded: they
+took 60 s and 190 s before, and take seconds now.
 """
 
 from __future__ import annotations
