@@ -206,7 +206,7 @@ def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
         for start in range(0, redo.size, step):
             idx = redo[start:start + step]
             rows = np.abs(X[idx])
-            m = rows.max(axis=1)
+            m = rows.max(axis=1, initial=0.0)
             ok = (m > 0) & np.isfinite(m)
             scaled = rows[ok] / m[ok][:, None]
             fixed = np.where(np.isnan(m), np.nan, m)  # 0, inf or NaN rows: their max is the norm

@@ -15,16 +15,29 @@ import numpy as np
 import pandas as pd
 
 from .algebra import strip_parens
-from .rsyntax import Name, deparse
+from .rsyntax import Name, deparse, names_in
 from .terms import Columns, Kind, LevelBook, evaluate, level_key, match_levels, undeclared_message
 from .values import Vec, level_label
 
-__all__ = ["eval_rows", "response_coding", "raw_values", "two_labels", "atom_levels",
-           "check_response", "code_response", "as_factor_atom", "MAX_LEVELS", "TYPE_WORDS"]
+__all__ = ["check_per_row", "eval_rows", "response_coding", "raw_values", "two_labels",
+           "atom_levels", "check_response", "code_response", "as_factor_atom", "MAX_LEVELS",
+           "TYPE_WORDS"]
 
 #: Most levels one factor may have.
 MAX_LEVELS = 100_000
 TYPE_WORDS = {"num": "numeric", "lgl": "logical", "chr": "character", "fct": "factor"}
+
+
+def check_per_row(node, name: str, columns) -> None:
+    """R's "variable lengths differ": a term, response or offset that reads no data column
+    (``I(1)``, ``pi``, ``T``, ``I(round(-2.5))``) is one value, not one per row; a
+    ``ValueError`` (R refuses it whenever the data has more than one row; here always, so that a
+    model's columns never depend on the number of rows)."""
+    if not any(v in columns for v in names_in(node)):
+        raise ValueError(f"formula: variable lengths differ (found for {name!r}): it reads no "
+                         "data column, so it is one value rather than one per row; a constant "
+                         "is not a term (the intercept is already in the model; use a data "
+                         "column, or remove the term)")
 
 
 def eval_rows(node, cols: Columns, book: LevelBook, n: int, name: str) -> Vec:
