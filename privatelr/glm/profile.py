@@ -205,7 +205,7 @@ def profile_confint(fit: GLMFit, X, y, weights=None, offset=None, *, level: floa
     if method == "wald":
         return fit.wald_confint(level, parm)
     pos = fit.parm_positions(parm)
-    data = prepare(X, y, weights, offset, intercept_column=fit.intercept_column, names=fit.names)
+    data = prepare(X, y, weights, offset, intercept_column=fit.intercept_column)
     if data.X.shape[1] != fit.coefficients.size:
         raise ValueError(f"X has {data.X.shape[1]} columns but the fit has "
                          f"{fit.coefficients.size} coefficients; pass the data of the fit")
