@@ -11,7 +11,7 @@ solve :math:`X_{-j}^\top a(y - \mu) = 0`. Profiling refits many nearby points, s
   ``4 n d`` flops) instead of Newton's ``n d^2`` — and recomputes :math:`H` at the current
   point only when a step shrinks the Newton decrement :math:`g^\top H^{-1}g` less than
   100-fold (far from where :math:`H` was computed, or small ``n``);
-* stops when the decrement, about the deviance still to gain, is below ``tol`` (1e-10);
+* stops when the decrement, about the deviance still to gain, is below ``tol`` (1e-12);
 * works on the logistic likelihood itself, not R's guarded family (whose deviance is flat where
   :math:`|\eta| > 30`, where a line search would stall): the deviance
   (:func:`~privatelr.glm.family.exact_deviance`) is convex, and a step is halved until it does
@@ -110,7 +110,7 @@ class ConstrainedFitter:
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray,
-                 j: int, hess: np.ndarray, *, tol: float = 1e-10, maxit: int = 100):
+                 j: int, hess: np.ndarray, *, tol: float = 1e-12, maxit: int = 100):
         self.X, self.y, self.w, self.o, self.j = X, y, weights, offset, j
         self.free = np.delete(np.arange(X.shape[1]), j)
         self.tol, self.maxit = tol, maxit

@@ -293,7 +293,8 @@ def fit_glm(X, y, weights=None, offset=None, *, intercept_column: int | None = 0
         The design, intercept column included (R's ``model.matrix``).
     y : array-like (n,)
         0/1 (or bool) responses, or proportions in [0, 1] with ``weights`` = numbers of trials
-        (R's prior-weights semantics).
+        (R's prior-weights semantics; R's ``cbind(successes, failures)`` response is
+        ``y = successes / trials`` with ``weights = trials``).
     weights : array-like (n,), optional
         Prior weights >= 0 (rows with weight 0 are left out, as R does).
     offset : array-like (n,), optional

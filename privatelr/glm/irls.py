@@ -123,7 +123,8 @@ class IRLSResult:
     """What :func:`irls` returns (an internal record; :class:`~privatelr.glm.GLMFit` is public).
 
     ``factor`` factors :math:`X^\\top W X` at the working weights of the last solve (R's
-    covariance); ``eta`` and ``mu`` are at ``coefficients``.
+    ``vcov``; :func:`~privatelr.glm.fit_glm` reports the information at the estimate instead);
+    ``eta`` and ``mu`` are at ``coefficients``.
     """
 
     coefficients: np.ndarray

@@ -78,7 +78,8 @@ def profile_points(fit: GLMFit, data: GLMData, j: int, level: float,
     end where R's guards on the fitted probabilities stop them, which depends on the path, so
     each point is refitted by R's own iterations (:func:`~privatelr.glm.irls.irls`) from R's
     start, the previous point's linear predictor. ``hess``: the Fisher information at the
-    estimate, if already computed.
+    estimate, if already computed. Each refit starts from the two points before it moved along
+    the tangent, or from the quadratic through the three before it.
     """
     X, beta_hat = data.X, fit.coefficients
     zmax = math.sqrt(chi2.ppf(1.0 - (1.0 - level) / 4.0, 1))
@@ -93,7 +94,7 @@ def profile_points(fit: GLMFit, data: GLMData, j: int, level: float,
     dev0 = fit.deviance if guarded else fitter.deviance(lp0)
     for sign in (-1.0, 1.0):
         fitter.set_hessian(hess)
-        point, eta, z, step = fitter.start(beta_hat), lp0, 0.0, 1
+        path, eta, z, step = [fitter.start(beta_hat)], lp0, 0.0, 1
         while step < MAXSTEPS and abs(z) < zmax:
             b = float(beta_hat[j] + sign * step * step_size)
             if guarded:                   # R's own iterations from R's start
@@ -101,8 +102,14 @@ def profile_points(fit: GLMFit, data: GLMData, j: int, level: float,
                            tol=fit.tol, maxit=fit.maxit, solver=data.solver)
                 eta, dev = res.eta, res.deviance
             else:
-                point = fitter.fit(*fitter.predict(point, b))
-                dev = point.deviance
+                if len(path) >= 3:        # equally spaced: quadratic extrapolation, no pass
+                    p0, p1, p2 = path[-3:]
+                    start = (p0.beta - 3.0 * p1.beta + 3.0 * p2.beta,
+                             p0.eta - 3.0 * p1.eta + 3.0 * p2.eta)
+                else:
+                    start = fitter.predict(path[-1], b)
+                path.append(fitter.fit(*start))
+                dev = path[-1].deviance
             z = _z(dev, dev0, sign)
             bs.append(b)
             zs.append(z)
