@@ -747,10 +747,29 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         status = "unique.outcome" + (" nonconvergence" if res.convergence else "")
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
+    glm = None
+    if not private and not is_dask(data):           # eps = 0 in memory: glm's own fit
+        glm = _glm_of_rows(fr.rows if pre.projection is None else rows, spec)
     return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,
                 p_tr=float(p_tr), threshold=threshold, compat=compat, status=status,
                 convergence=int(res.convergence), call=call, n_dropped=fr.n_dropped,
-                inference=res.inference, diagnostics=diagnostics)
+                inference=res.inference, diagnostics=diagnostics, glm=glm)
+
+
+def _glm_of_rows(rows, spec: DesignSpec):
+    """glm's unpenalised fit of a non-private model's rows — the data's columns (before the
+    public map or R's scaling), or the projected columns when the model is projected — for
+    the coefficient table, deviance, AIC and profile intervals (:mod:`privatelr.glm`)."""
+    from ._validation import is_sparse
+    from .glm import glm_summary
+
+    X = rows.matrix if hasattr(rows, "matrix") else rows.X
+    if is_sparse(X):
+        if X.shape[0] * X.shape[1] > 50_000_000:     # glm's fit is dense: not for huge designs
+            return None
+        X = X.toarray()
+    y01 = (np.asarray(rows.y) > 0).astype(np.float64)
+    return glm_summary(X, y01, rows.w, rows.offset, spec.columns, bool(spec.intercept))
 
 
 def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, lambda_,

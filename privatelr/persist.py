@@ -17,6 +17,7 @@ bit for bit what the original returned. The file is an :mod:`privatelr.envelope`
       "data_norm": 1.0, "n_dropped": 0,
       "tuning": null,                                # dplr_tune's record, when tuned
       "inference": {...},                            # optional: the released information matrix
+      "glm": {...},                                  # non-private fits: glm's unpenalised fit
       "design": {...},                               # DesignSpec.to_dict(): declarations, levels,
                                                      # response coding, columns, the public map
       "diagnostics (not private)": {...}             # only when the caller asked for them
@@ -237,11 +238,25 @@ def _inference(body: dict, d: int):
         raise _Bad(str(exc)) from None
 
 
+def _glm(body: dict, names: list, private: bool):
+    """glm's numbers of a non-private model (:class:`privatelr.glm.GLMSummary`), or None."""
+    if "glm" not in body:
+        return None
+    if private:
+        raise _Bad("glm: a private model carries no glm fit (a statistic of the raw rows)")
+    from .glm import GLMSummary
+
+    try:
+        return GLMSummary.from_dict(body["glm"], names)
+    except (TypeError, ValueError) as exc:
+        raise _Bad(str(exc)) from None
+
+
 def model_from_dict(body: dict) -> DPLR:
     """Rebuild a :class:`~privatelr.results.DPLR` from a model file's body, validating every
     field (``ValueError`` "corrupted privatelr.model file: ..." otherwise)."""
     try:
-        body = _fields(body, "model", _BODY, {_DIAG_KEY, "inference"})
+        body = _fields(body, "model", _BODY, {_DIAG_KEY, "inference", "glm"})
         if body["class"] != "DPLR":
             raise _Bad(f"unknown model class {body['class']!r}")
         try:
@@ -287,6 +302,7 @@ def model_from_dict(body: dict) -> DPLR:
                      call=_str(body["call"], "call"), n_dropped=_int(body["n_dropped"],
                                                                         "n_dropped"),
                      tuning=_tuning(body["tuning"]), inference=_inference(body, cal.d),
+                     glm=_glm(body, list(spec.columns), cal.method != "nonprivate"),
                      diagnostics=_diagnostics(body[_DIAG_KEY]) if _DIAG_KEY in body else None)
         if body["guarantee"] != guarantee_text(model):
             raise _Bad("the guarantee text does not match the model")

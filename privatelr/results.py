@@ -396,6 +396,7 @@ class DPLR(Released, ModelFields, _Inference):
     tuning: TuningRecord | None = None
     inference: object = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
+    glm: object = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
@@ -444,6 +445,40 @@ class DPLR(Released, ModelFields, _Inference):
 
     par = coefficients
     eps = calibration_property("eps")
+
+    # -- glm's numbers (non-private fits: R's deviance(), AIC(), logLik(), ...) ----------------
+    def _glm(self):
+        if self.glm is None:
+            raise ValueError("deviance, AIC and the log-likelihood are statistics of the raw "
+                             "rows: they are reported for non-private fits (eps=0) only"
+                             if self.method != "nonprivate" else
+                             "this non-private model carries no glm fit (a Dask or multiclass "
+                             "fit)")
+        return self.glm.require()
+
+    @property
+    def deviance(self) -> float:
+        """R's ``deviance(glm(...))``: the residual deviance of the unpenalised fit (eps=0)."""
+        return self._glm().deviance
+
+    @property
+    def null_deviance(self) -> float:
+        """R's ``glm(...)$null.deviance`` (eps=0)."""
+        return self._glm().null_deviance
+
+    @property
+    def aic(self) -> float:
+        """R's ``AIC(glm(...))`` (eps=0)."""
+        return self._glm().aic
+
+    @property
+    def bic(self) -> float:
+        """R's ``BIC(glm(...))`` (eps=0)."""
+        return self._glm().bic
+
+    def logLik(self) -> float:
+        """R's ``logLik(glm(...))`` (eps=0), with ``df`` = number of coefficients."""
+        return self._glm().loglik
     delta = calibration_property("delta")
     d = calibration_property("d")
 
@@ -544,6 +579,8 @@ class DPLR(Released, ModelFields, _Inference):
         }
         if self.inference is not None:
             body["inference"] = self.inference.to_dict()
+        if self.glm is not None:
+            body["glm"] = self.glm.to_dict()
         if self.diagnostics is not None and self.diagnostics.saved:
             body[DIAGNOSTICS_KEY] = self.diagnostics.to_dict()
         return encode(body)

@@ -47,5 +47,7 @@ array([[-20.8518,  -8.5568],
 from .fit import ConfidenceIntervals, GLMFit, fit_glm
 from .profile import profile_confint
 from .separation import Separation
+from .summary import GLMSummary, glm_summary
 
-__all__ = ["fit_glm", "profile_confint", "GLMFit", "ConfidenceIntervals", "Separation"]
+__all__ = ["fit_glm", "profile_confint", "GLMFit", "ConfidenceIntervals", "Separation",
+           "GLMSummary", "glm_summary"]

@@ -47,7 +47,7 @@ def glm_of(model):
 def _glm_scaled(model, scale: str):
     """(names, estimate, covariance) of the model's glm fit on ``scale``: the fit is on the
     data's columns; the mapped scale applies the inverse of the public map."""
-    g = glm_of(model)
+    g = glm_of(model).require()
     est, cov = np.asarray(g.coefficients, float), np.asarray(g.covariance, float)
     M = unit_matrix(model)
     if scale == "mapped" and M is not None:
@@ -67,7 +67,7 @@ def vcov(model, *, scale: str = "data"):
     --------
     >>> from privatelr import dplr, vcov
     >>> from privatelr.datasets import load_mtcars
-    >>> m = dplr("am ~ mpg", load_mtcars(), eps=0, lambda_=0)
+    >>> m = dplr("am ~ mpg", load_mtcars(), eps=0)
     >>> vcov(m).round(4)
                  (Intercept)     mpg
     (Intercept)       5.5293 -0.2650
@@ -98,10 +98,15 @@ def confint(model, parm=None, level: float = 0.95, *, method: str | None = None,
     --------
     >>> from privatelr import dplr, confint
     >>> from privatelr.datasets import load_mtcars
-    >>> confint(dplr("am ~ mpg", load_mtcars(), eps=0, lambda_=0), method="wald").round(3)
+    >>> m = dplr("am ~ mpg", load_mtcars(), eps=0)
+    >>> confint(m, method="wald").round(3)
                   2.5 %  97.5 %
     (Intercept) -11.212  -1.995
     mpg           0.082   0.532
+    >>> confint(m).round(3)                     # R's confint(glm(...)): profile likelihood
+                  2.5 %  97.5 %
+    (Intercept) -12.328  -2.772
+    mpg           0.122   0.587
     """
     import pandas as pd
 
@@ -111,7 +116,15 @@ def confint(model, parm=None, level: float = 0.95, *, method: str | None = None,
     cols = (_percent(a), _percent(1.0 - a))
     g = glm_of(model)
     if g is not None:
-        method = "profile" if method is None else method
+        if method is None:
+            method = "profile" if g.rows is not None or g.problem else "wald"
+            if method == "wald":
+                import warnings
+
+                warnings.warn("confint: profile-likelihood intervals refit the training rows, "
+                              "which this model (loaded from a file) does not hold: Wald "
+                              "intervals are given (method='wald' says so explicitly)",
+                              UserWarning, stacklevel=2)
         if method not in CONFINT_METHODS:
             raise ValueError(f"method must be one of {CONFINT_METHODS}, got {method!r}")
         names, est, cov = _glm_scaled(model, scale)
@@ -205,7 +218,7 @@ def coef_table(model, *, level: float | None = None, exponentiate: bool = False,
     --------
     >>> from privatelr import dplr
     >>> from privatelr.datasets import load_mtcars
-    >>> coef_table(dplr("am ~ mpg", load_mtcars(), eps=0, lambda_=0)).round(4)
+    >>> coef_table(dplr("am ~ mpg", load_mtcars(), eps=0)).round(4)
                  Estimate  Std. Error  z value  Pr(>|z|)
     (Intercept)   -6.6035      2.3514  -2.8083    0.0050
     mpg            0.3070      0.1148   2.6735    0.0075

@@ -300,6 +300,13 @@ def format_table(table) -> str:
     return table_cells(table).to_string()
 
 
+def _digits(x: float) -> int:
+    """Decimals of R's ``format(x, digits = 5)`` for a deviance (5 significant digits)."""
+    import math
+
+    return max(0, 4 - int(math.floor(math.log10(abs(x))))) if x and math.isfinite(x) else 0
+
+
 def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"):
     """(table, title, notes): the coefficient table (glm's for a non-private fit; the private
     fit's with its errors; point estimates only without inference), or None and why."""
@@ -320,7 +327,13 @@ def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"
         units = " on the public map's scale (rows name the mapped columns)"
     notes = []
     if glm_of(model) is not None:
+        g = glm_of(model)
         title = f"{what}{units} of the unpenalised maximum-likelihood fit (glm):"
+        notes.append(f"     Null deviance: {g.null_deviance:.{_digits(g.null_deviance)}f}  on "
+                     f"{g.df_null}  degrees of freedom")
+        notes.append(f" Residual deviance: {g.deviance:.{_digits(g.deviance)}f}  on "
+                     f"{g.df_residual}  degrees of freedom")
+        notes.append(f" AIC: {g.aic:.{_digits(g.aic)}f}")
         if model.lambda_ > 0:
             notes.append(f" The table is glm's unpenalised fit; the coefficients above use "
                          f"lambda = {r_number(model.lambda_)}, as R's dplr (lambda_=0 gives "
@@ -332,6 +345,9 @@ def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"
         if not odds_ratios:              # the coefficients above are the whole table: once
             return None, "", notes
         title = f"{what}{units} (point estimates; no standard errors without inference):"
+    elif model.method == "nonprivate":
+        title = (f"{what}{units}: one Newton step from the penalised fit towards glm's "
+                 "(glm's exact fit needs the rows in memory; this fit's were not):")
     else:
         title = (f"{what}{units}, with errors from sampling and privacy noise (the estimate is "
                  "the bias-corrected one the coefficients above report):")

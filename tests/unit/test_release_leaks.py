@@ -217,7 +217,7 @@ def test_sklearn_pickle_is_the_release_only(method):
     back = pickle.loads(pickle.dumps(a))
     assert set(vars(back)) == {"eps", "delta", "alpha", "lambda_", "method", "data_norm", "clip",
                                "fit_intercept", "classes", "sample_weight_bound", "accountant",
-                               "random_state", "coef_", "intercept_", "classes_",
+                               "random_state", "inference", "coef_", "intercept_", "classes_",
                                "lambda_used_", "result_", "n_features_in_"}
     assert back.random_state is None  # the seed would let anyone redraw the noise
     np.testing.assert_array_equal(back.predict_proba(X), a.predict_proba(X))
