@@ -15,7 +15,9 @@ bit for bit what the original returned. The file is an :mod:`privatelr.envelope`
       "threshold": {"method": "fixed", "p_tr": 0.5},
       "status": "ok", "convergence": 0, "call": "dplr(...)", "compat": null,
       "data_norm": 1.0, "n_dropped": 0,
-      "tuning": null,                                # dplr_tune's record, when tuned
+      "tuning": null,                                # dplr_tune's record, when tuned (a
+                                                     # "runs" field that earlier versions wrote
+                                                     # is dropped at load: see TuningRecord)
       "inference": {...},                            # optional: the released information matrix
       "design": {...},                               # DesignSpec.to_dict(): declarations, levels,
                                                      # response coding, columns, the public map
@@ -206,6 +208,8 @@ def _diagnostics(d) -> Diagnostics:
 def _tuning(d) -> TuningRecord | None:
     if d is None:
         return None
+    # "runs" (random stopping's number of runs) was written by earlier versions; it is outside
+    # the selection's guarantee, so it is read past and dropped, never kept or written again
     d = _fields(d, "tuning", {"candidates", "chosen", "eps", "group_sizes"},
                 {"selection", "runs"})
     selection = d.get("selection", "split")
@@ -225,7 +229,7 @@ def _tuning(d) -> TuningRecord | None:
     return TuningRecord(candidates=cands, chosen=chosen,
                         eps=_real(d["eps"], "tuning.eps", finite=False),
                         group_sizes=tuple(_int(s, "tuning.group_sizes") for s in sizes),
-                        selection=selection, runs=_int(d.get("runs", 0), "tuning.runs"))
+                        selection=selection)
 
 
 def _inference(body: dict, d: int):
