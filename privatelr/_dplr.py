@@ -84,7 +84,7 @@ from .mechanisms import achlioptas_matrix, check_random_state
 from .report.roc import best_threshold, c_index
 from .multiclass import MulticlassDPLR
 from .multinomial import check_multiclass
-from .results import DPLR, Diagnostics
+from .results import DPLR, SEED_GIVEN, Diagnostics
 
 __all__ = ["dplr", "fit_frame"]
 
@@ -821,6 +821,7 @@ def _call_text(object, data, **kwargs) -> str:
         if value is None and defaults[key] is None:
             same = True
         if not same:
-            args.append(f"{key}={value!r}" if not isinstance(value, np.random.Generator)
-                        else f"{key}=<Generator>")
+            # the seed is never written down (whoever knows it can redraw the noise and
+            # subtract it): the call records only that one was given
+            args.append(f"{key}={value!r}" if key != "random_state" else f"{key}={SEED_GIVEN}")
     return "dplr(" + ", ".join(args) + ")"
