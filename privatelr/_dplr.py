@@ -685,7 +685,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         pre = dataclasses.replace(pre, clip=float(data_norm))
         rows = rows.clipped(data_norm, start=k)
         n_clipped = scan.n_over
-        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm")
+        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm"
+                         f"{NOT_PRIVATE}")
     elif clip:
         pre = dataclasses.replace(pre, clip=float(data_norm))
     elif scan.n_over and private and compat is None:
@@ -722,8 +723,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         if res.status.startswith("adjusted lambda"):
             _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_print(res.lambda_)}")
         _say(verbose, 1, f"dplr: alpha - penalty: {r_print(res.eps_eff)}")
-    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}, "
-                     f"{res.iterations} iterations, convergence {res.convergence}")
+    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}")
+    _say(verbose, 2, f"dplr: {res.iterations} solver iterations, convergence "
+                     f"{res.convergence}{NOT_PRIVATE}")
 
     # ---- diagnostics (not private) and the result -------------------------------------------------
     scores = rows.training_scores(res.coef)
@@ -781,8 +783,8 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
         message="; ".join(str(_field(f, "message")) for f in fits),
         n_exceeding=int(scan.n_over) if not n_clipped else int(n_clipped),
         n_clipped=int(n_clipped))
-    _say(verbose, 2, f"dplr: {multiclass} over {K} classes; solver {diagnostics.iterations} "
-                     f"iterations, status {res.status}")
+    _say(verbose, 2, f"dplr: {multiclass} over {K} classes, status {res.status}")
+    _say(verbose, 2, f"dplr: {diagnostics.iterations} solver iterations{NOT_PRIVATE}")
     return MulticlassDPLR(coef=res.coef, classes=classes, multiclass=multiclass, spec=spec,
                           calibration=res.calibration, eps=res.eps, delta=res.delta,
                           data_norm=data_norm, status=res.status, convergence=res.convergence,
@@ -792,6 +794,10 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
 def _field(diag, name: str):
     """A field of a solver report held as a dict (multinomial) or a Diagnostics (binary)."""
     return diag[name] if isinstance(diag, dict) else getattr(diag, name)
+
+
+#: The label of a verbose line that reports a statistic of the raw rows computed without noise.
+NOT_PRIVATE = " (diagnostic of the raw rows: not private)"
 
 
 def _say(verbose: int, level: int, msg: str) -> None:

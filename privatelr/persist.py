@@ -184,6 +184,10 @@ def _calibration(d: dict) -> Calibration:
     for key in _CAL_NEW:
         stored[key] = _real(stored.get(key, 0.0), f"calibration.{key}")
     if dataclasses.asdict(again) != stored:
+        if method == "amp":
+            raise _Bad("calibration: the stored values are not what its inputs give (an AMP "
+                       "model saved before privatelr charged its certificate's failure "
+                       "probability in delta has another noise scale: refit it)")
         raise _Bad("calibration: the stored values are not what its inputs give")
     return again
 
