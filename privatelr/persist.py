@@ -30,6 +30,32 @@ re-derives the term structure and re-types every term (:meth:`DesignSpec.from_di
 the calibration from its public inputs and compares every field, and checks every other field's
 type, range and consistency. A file that loads holds nothing the fitting path would not make.
 
+**Numbers.** Every stored number is checked against what a fit can produce, from public facts
+only, so a file edited and re-checksummed cannot load into a model that predicts NaN or
+nonsense (``ValueError`` naming the field):
+
+* the calibration's inputs are in range (``eps >= 0``, ``lambda_ > 0`` in a private fit,
+  ``data_norm``, ``weights_bound`` > 0 and finite, ``delta`` in [0, 1), the logistic loss's
+  curvature 1/4) and its outputs are recomputed from them;
+* the public map's numbers (divisors, scaling, projection, clipping radius) are checked by
+  :meth:`DesignSpec.from_dict`;
+* the coefficients are finite and the linear predictor of every row inside the model's norm
+  bound ``B`` cannot overflow: :math:`|x^\top\beta| \le \|x\|\,\|\beta\| \le B\|\beta\|`,
+  and :data:`ETA_LIMIT` bounds :math:`B\|\beta\|` (partial sums of :math:`\sum_j x_j\beta_j`
+  are bounded by :math:`\sum_j |x_j\beta_j| \le \|x\|\|\beta\|` too, so no intermediate
+  overflows, and an offset adds a finite number);
+* a private fit whose guarantee holds has, besides, coefficients no larger than the release
+  can make: with every design row of norm at most ``B``, weights at most ``A`` and
+  :math:`|\ell'| \le 1`, the data term's gradient has norm at most ``AB``, so the minimiser of
+  :math:`J + b^\top w/n` (λ-strongly convex) has :math:`\|w^*\| \le (AB + \|b\|/n)/\lambda`
+  (objective and Gaussian perturbation), and output perturbation releases
+  :math:`\|w^* + b\| \le AB/\lambda + \|b\|`. The noise norm is below
+  :math:`t = (d + 12\sqrt d + 80)\,s` for :math:`\|b\| \sim \mathrm{Gamma}(d, s)` and below
+  :math:`t = \sigma\sqrt{d + 2\sqrt{100 d} + 200}` for :math:`b \sim N(0, \sigma^2 I_d)`,
+  each except with probability below :math:`e^{-90}` (a Gamma tail; Laurent & Massart's
+  :math:`\chi^2` bound at :math:`x = 100`): :func:`coefficient_bound`. (AMP's iterate is
+  only certified near the minimiser, so AMP models get the overflow check alone.)
+
 **Privacy.** The file holds the release: the coefficients, the public calibration and
 declarations. The diagnostics (training C-index, solver report, counts of rows outside the
 bound) are statistics of the raw rows and are written only when asked for
@@ -61,11 +87,12 @@ from . import envelope
 from .calibration import Calibration, calibrate, norm_bound
 from .design import DesignSpec
 from .inference import InferenceRelease
+from .losses import LogisticLoss
 from .results import DIAGNOSTICS_KEY, DPLR, MODEL_FORMAT, MODEL_VERSION, Diagnostics, \
     TuningRecord, guarantee_text
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_dict", "model_from_dict", "save_model",
-           "load_model", "dumps", "loads"]
+           "load_model", "dumps", "loads", "coefficient_bound", "ETA_LIMIT"]
 
 FORMAT_NAME = MODEL_FORMAT
 FORMAT_VERSION = MODEL_VERSION
@@ -151,6 +178,55 @@ _BODY = {"class", "formula", "guarantee", "coefficients", "calibration", "thresh
          "convergence", "call", "compat", "data_norm", "n_dropped", "tuning", "design"}
 
 
+#: The largest ``B * ||beta||`` a loaded model may have (module docstring, *Numbers*).
+ETA_LIMIT = 1e300
+
+
+def _norm(values: np.ndarray) -> float:
+    """The L2 norm without overflow (the values are finite)."""
+    big = float(np.max(np.abs(values))) if values.size else 0.0
+    return big * float(np.linalg.norm(values / big)) if big > 0 else 0.0
+
+
+def coefficient_bound(cal: Calibration) -> float:
+    r"""The largest coefficient norm a private fit calibrated by ``cal`` releases, except with
+    probability below :math:`e^{-90}` (module docstring, *Numbers*); ``inf`` where no such
+    bound is derived (non-private fits, AMP).
+
+    Examples
+    --------
+    >>> cal = calibrate(100, 3, eps=1.0, lambda_=0.1)
+    >>> round(coefficient_bound(cal), 1)     # (1 + (3 + 12 sqrt 3 + 80) s / 100) / 0.1
+    31.8
+    """
+    d, s = cal.d, cal.noise_scale
+    if cal.method in ("objective", "output"):
+        t = (d + 12.0 * math.sqrt(d) + 80.0) * s
+    elif cal.method == "gaussian":
+        t = s * math.sqrt(d + 2.0 * math.sqrt(100.0 * d) + 200.0)
+    else:
+        return math.inf
+    grad = cal.weights_bound * cal.data_norm
+    if cal.method == "output":
+        return grad / cal.lambda_ + t
+    return (grad + t / cal.n) / cal.lambda_
+
+
+def _check_coefficients(values: np.ndarray, cal: Calibration, guarantee: bool) -> None:
+    if not np.isfinite(values).all():
+        raise _Bad("coefficients: values must be finite")
+    size = _norm(values)
+    if size * cal.data_norm > ETA_LIMIT:
+        raise _Bad(f"coefficients: norm {size:.3g} times the norm bound {cal.data_norm:.3g} "
+                   f"exceeds {ETA_LIMIT:g}: the linear predictor of a row inside the bound "
+                   "would overflow")
+    if guarantee:
+        limit = coefficient_bound(cal)
+        if size > limit:
+            raise _Bad(f"coefficients: norm {size:.3g} is larger than a {cal.method} "
+                       f"perturbation fit with this calibration releases ({limit:.3g})")
+
+
 def _calibration(d: dict) -> Calibration:
     """The stored calibration, recomputed from its public inputs and compared field by field."""
     d = _fields(d, "calibration", _CAL, _CAL_NEW)
@@ -161,6 +237,9 @@ def _calibration(d: dict) -> Calibration:
     method = d["method"]
     if method not in ("objective", "output", "gaussian", "amp", "nonprivate"):
         raise _Bad(f"calibration.method {method!r} is unknown")
+    if d["curvature"] != LogisticLoss.curvature:
+        raise _Bad(f"calibration.curvature must be the logistic loss's "
+                   f"{LogisticLoss.curvature}, got {str(d['curvature'])[:40]}")
     if (method == "nonprivate") != (eps == 0 or math.isinf(eps)):
         raise _Bad("calibration.method does not match eps")
     try:
@@ -298,6 +377,7 @@ def model_from_dict(body: dict) -> DPLR:
                      diagnostics=_diagnostics(body[_DIAG_KEY]) if _DIAG_KEY in body else None)
         if body["guarantee"] != guarantee_text(model):
             raise _Bad("the guarantee text does not match the model")
+        _check_coefficients(values, cal, model.guarantee_holds)
     except _Bad as exc:
         raise ValueError(f"corrupted privatelr model file: {exc}") from None
     except (OverflowError, RecursionError, TypeError) as exc:   # e.g. 10**400 where a float goes
