@@ -191,9 +191,13 @@ def _check_out(out, inputs) -> None:
     if out is None or out == "-":
         where = _stream_id(sys.stdout)
         for label, path in inputs:
-            if where is not None and path not in (None, "-") and _file_id(path) == where:
-                raise _InputError(f"standard output is the input {label} ({path}); writing to "
-                                  "it would destroy the input: give --out another path")
+            if where is None or path is None:
+                continue
+            if (_stream_id(sys.stdin) if path == "-" else _file_id(path)) == where:
+                what = "the standard input that " + label + " '-' reads" if path == "-" else \
+                    f"the input {label} ({path})"
+                raise _InputError(f"standard output is {what}; writing to it would destroy "
+                                  "the input: give --out another path")
         return
     target = _file_id(out)
     for label, path in inputs:

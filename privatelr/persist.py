@@ -37,13 +37,20 @@ nonsense (``ValueError`` naming the field):
 * the calibration's inputs are in range (``eps >= 0``, ``lambda_ > 0`` in a private fit,
   ``data_norm``, ``weights_bound`` > 0 and finite, ``delta`` in [0, 1), the logistic loss's
   curvature 1/4) and its outputs are recomputed from them;
-* the public map's numbers (divisors, scaling, projection, clipping radius) are checked by
-  :meth:`DesignSpec.from_dict`;
-* the coefficients are finite and the linear predictor of every row inside the model's norm
-  bound ``B`` cannot overflow: :math:`|x^\top\beta| \le \|x\|\,\|\beta\| \le B\|\beta\|`,
-  and :data:`ETA_LIMIT` bounds :math:`B\|\beta\|` (partial sums of :math:`\sum_j x_j\beta_j`
-  are bounded by :math:`\sum_j |x_j\beta_j| \le \|x\|\|\beta\|` too, so no intermediate
-  overflows, and an offset adds a finite number);
+* the public map's numbers (divisors, scaling, projection, clipping radius) are finite and
+  positive where they divide (:meth:`DesignSpec.from_dict`), the clipping radius is the model's
+  ``data_norm`` (what the fit clipped to), and the map is far from overflow: it takes a raw
+  covariate row of norm ``r`` to one of norm at most ``g r + o`` (``g`` the product of the
+  stages' gains — the largest ``1/divisor``, the largest ``scale_factor/scale``, the
+  projection's Frobenius norm — and ``o`` the centring's shift through the later stages),
+  every intermediate quotient (``center/scale``, ``1/scale``) included, and :data:`MAP_LIMIT`
+  = 1e50 bounds each, so raw rows up to 1e200 map to finite rows;
+* the coefficients are finite and far from overflow: :data:`ETA_LIMIT` = 1e100 bounds
+  :math:`B\|\beta\|`, so the linear predictor of a row of norm up to ``B`` (or up to 1e100
+  times it) is :math:`|x^\top\beta| \le \|x\|\,\|\beta\| \le 10^{100}` (``10^{200}``);
+  partial sums of :math:`\sum_j x_j\beta_j` are bounded by :math:`\sum_j |x_j\beta_j| \le
+  \|x\|\|\beta\|` too, an offset adds a finite number, and what squares these numbers
+  (:math:`\|\beta\|^2`, :math:`x^\top V x` for standard errors) stays finite;
 * a private fit whose guarantee holds has, besides, coefficients no larger than the release
   can make: with every design row of norm at most ``B``, weights at most ``A`` and
   :math:`|\ell'| \le 1`, the data term's gradient has norm at most ``AB``, so the minimiser of
@@ -84,6 +91,7 @@ import os
 import numpy as np
 
 from . import envelope
+from ._validation import TINY
 from .calibration import Calibration, calibrate, norm_bound
 from .design import DesignSpec
 from .inference import InferenceRelease
@@ -92,7 +100,7 @@ from .results import DIAGNOSTICS_KEY, DPLR, MODEL_FORMAT, MODEL_VERSION, Diagnos
     TuningRecord, guarantee_text
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_to_dict", "model_from_dict", "save_model",
-           "load_model", "dumps", "loads", "coefficient_bound", "ETA_LIMIT"]
+           "load_model", "dumps", "loads", "coefficient_bound", "ETA_LIMIT", "MAP_LIMIT"]
 
 FORMAT_NAME = MODEL_FORMAT
 FORMAT_VERSION = MODEL_VERSION
@@ -179,7 +187,7 @@ _BODY = {"class", "formula", "guarantee", "coefficients", "calibration", "thresh
 
 
 #: The largest ``B * ||beta||`` a loaded model may have (module docstring, *Numbers*).
-ETA_LIMIT = 1e300
+ETA_LIMIT = 1e100
 
 
 def _norm(values: np.ndarray) -> float:
@@ -225,6 +233,43 @@ def _check_coefficients(values: np.ndarray, cal: Calibration, guarantee: bool) -
         if size > limit:
             raise _Bad(f"coefficients: norm {size:.3g} is larger than a {cal.method} "
                        f"perturbation fit with this calibration releases ({limit:.3g})")
+
+
+#: The largest gain, shift or intermediate quotient of a loaded model's public map
+#: (module docstring, *Numbers*).
+MAP_LIMIT = 1e50
+
+
+def _check_map(pre, data_norm: float) -> None:
+    """The public map of a loaded model: clipping to ``data_norm``, gains and shifts far from
+    overflow (module docstring, *Numbers*; finiteness and signs are the design's checks)."""
+    if pre is None:
+        return
+    if pre.clip is not None and pre.clip != data_norm:
+        raise _Bad(f"design.preprocess.clip = {pre.clip!r} is not the model's data_norm "
+                   f"({data_norm!r}), the bound its rows were clipped to")
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):   # inf: refused below
+        worst = _map_gains(pre)
+    if not max(worst) <= MAP_LIMIT:
+        raise _Bad(f"design.preprocess: the public map's gains and shifts reach "
+                   f"{max(worst):.3g} > {MAP_LIMIT:g}: the rows it makes would overflow")
+
+
+def _map_gains(pre) -> list:
+    """The public map's gains, shift and intermediate quotients (:func:`_check_map`)."""
+    gain, shift, worst = 1.0, 0.0, []
+    if pre.divisors is not None:
+        gain *= float(np.max(1.0 / np.asarray(pre.divisors)))
+    if pre.scale_factor is not None:
+        center, scale = np.abs(np.asarray(pre.center)), np.asarray(pre.scale)
+        worst += [float(np.max(1.0 / scale)), float(np.max(center / scale)),
+                  float(pre.scale_factor)]
+        gain *= float(np.max(pre.scale_factor / scale))
+        shift = float(np.max(center / scale * pre.scale_factor))
+    if pre.projection is not None:
+        size = _norm(np.asarray(pre.projection, dtype=np.float64).ravel())
+        gain, shift = gain * size, shift * size
+    return worst + [gain, shift]
 
 
 def _calibration(d: dict) -> Calibration:
@@ -354,9 +399,12 @@ def model_from_dict(body: dict) -> DPLR:
         if compat not in (None, "PrivateLR"):
             raise _Bad(f"compat {compat!r} is unknown")
         data_norm = _real(body["data_norm"], "data_norm", positive=True)
+        if not TINY <= data_norm <= ETA_LIMIT:
+            raise _Bad(f"data_norm = {data_norm!r} is outside [{TINY:.3g}, {ETA_LIMIT:g}]")
         want_B = 1.0 if compat else norm_bound(data_norm, spec.intercept)
         if cal.data_norm != want_B:
             raise _Bad("calibration: the norm bound does not follow from data_norm")
+        _check_map(spec.preprocess, data_norm)
         thr = _fields(body["threshold"], "threshold", {"method", "p_tr"})
         if thr["method"] not in ("fixed", "youden", "topleft"):
             raise _Bad(f"threshold: unknown method {thr['method']!r}")

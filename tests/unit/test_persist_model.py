@@ -291,6 +291,7 @@ def _recheck(edit, model):
     (lambda f: f["coefficients"]["values"].__setitem__(0, 1e308), "coefficients: norm"),
     (lambda f: f["coefficients"]["values"].__setitem__(1, -1e308), "coefficients: norm"),
     (lambda f: f["coefficients"].__setitem__("values", [1e200] * 5), "coefficients: norm"),
+    (lambda f: f["coefficients"]["values"].__setitem__(0, 1e100), "coefficients: norm"),
     # far beyond what objective perturbation with this calibration releases
     (lambda f: f["coefficients"]["values"].__setitem__(2, 1e4), "larger than a objective"),
     (lambda f: f["calibration"].__setitem__("curvature", 1e-300), "curvature"),
@@ -312,8 +313,8 @@ def test_tampered_numbers_with_a_valid_checksum_are_refused(edit, pattern):
 def test_a_non_private_model_with_large_but_safe_coefficients_loads_and_predicts():
     model = dplr("am ~ mpg + wt", load_mtcars().assign(mpg=lambda d: d.mpg / 40,
                                                        wt=lambda d: d.wt / 6), eps=0)
-    # nothing bounds a non-private fit's coefficients but overflow: 1e200 is allowed
-    back = loads(_recheck(lambda f: f["coefficients"]["values"].__setitem__(1, 1e200), model))
+    # nothing bounds a non-private fit's coefficients but overflow: 1e90 is allowed
+    back = loads(_recheck(lambda f: f["coefficients"]["values"].__setitem__(1, 1e90), model))
     p = back.predict(load_mtcars().assign(mpg=lambda d: d.mpg / 40, wt=lambda d: d.wt / 6))
     assert np.isfinite(p).all()
 
@@ -330,3 +331,20 @@ def test_every_private_fit_of_the_suite_is_inside_its_bound():
             m = dplr("I(Species == 'virginica') ~ .", iris, random_state=seed, **kw)
             assert np.linalg.norm(m.coef) <= coefficient_bound(m.calibration)
             np.testing.assert_array_equal(loads(m.to_json()).coef, m.coef)
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda f: f["design"]["preprocess"]["center"].__setitem__(0, 1e308), "gains and shifts"),
+    (lambda f: f["design"]["preprocess"]["scale"].__setitem__(1, 1e-300), "gains and shifts"),
+    (lambda f: f["design"]["preprocess"].__setitem__("clip", 5e-324), "clip"),
+    (lambda f: f["design"]["preprocess"].__setitem__("clip", 2.0), "not the model's data_norm"),
+])
+def test_a_tampered_public_map_with_a_valid_checksum_is_refused(edit, pattern):
+    cars = load_mtcars()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = dplr("am ~ mpg + wt + hp", cars, eps=1.0, compat="PrivateLR", do_scale=True,
+                     clip=True, random_state=0)
+    assert model.spec.preprocess.clip == 1.0
+    with pytest.raises(ValueError, match=pattern):
+        loads(_recheck(edit, model))
