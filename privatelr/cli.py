@@ -982,7 +982,7 @@ def _add_model_parsers(sub) -> None:
                       help="probabilities (default) or class labels (threshold p.tr)")
     pred.add_argument("--out", default=None, metavar="preds.csv",
                       help="output file (default: stdout), replaced atomically; must not be "
-                           "MODEL.json or DATA")
+                           "MODEL.json or DATA (nor the file standard input reads for DATA -)")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.add_argument("-q", "--quiet", action="store_true",

@@ -142,9 +142,14 @@ class _Bad(ValueError):
     pass
 
 
+#: The largest count a stored integer may hold: 2^53, the last integer a double holds exactly
+#: (``n`` enters the arithmetic as a float).
+_COUNT_MAX = 2 ** 53
+
+
 def _int(v, what: str, low: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise _Bad(f"{what} must be an integer >= {low}, got {str(v)[:40]!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= _COUNT_MAX:
+        raise _Bad(f"{what} must be an integer in [{low}, 2^53], got {str(v)[:40]!r}")
     return v
 
 

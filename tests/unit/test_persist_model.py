@@ -301,6 +301,7 @@ def _recheck(edit, model):
     (lambda f: f["calibration"].__setitem__("weights_bound", {"$float": "Infinity"}),
      "weights_bound"),
     (lambda f: f["calibration"].__setitem__("delta", 2.0), "delta"),
+    (lambda f: f["calibration"].__setitem__("n", 10 ** 400), "calibration.n"),
 ])
 def test_tampered_numbers_with_a_valid_checksum_are_refused(edit, pattern):
     model, _ = _private_file()
