@@ -250,7 +250,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     eps : float
         Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
     verbose : int
-        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail.
+        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail. Lines that
+        report a statistic of the raw rows computed without noise (the solver's iterations,
+        the number of clipped rows) end in ``(diagnostic of the raw rows: not private)``.
     rp_dim : int
         Random projection of the covariates onto ``rp_dim`` dimensions; negative: ``round(2
         log n)``; >= the number of covariates: a warning and no projection.
