@@ -157,3 +157,16 @@ def test_gaussian_candidates_split_charges_delta_and_stopping_refuses(frame):
              LogisticRegressionDP(eps=1.0, gamma=1.0, perturbation_method="amp", delta=1e-6)]
     with pytest.raises(ValueError, match="share one delta"):
         tune_classification_model(mixed, X, y, [0.5, 0.5], [-0.5, -0.5])
+
+
+def test_the_runs_are_not_counted_by_what_they_print_or_warn(frame, capsys):
+    """Issue 27: the number of runs is not released — not through verbose lines or warnings
+    either. Each run prints its verbose lines and may warn; only the chosen run's are shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dplr_tune("y ~ a + b", frame, lambdas=(1e-4, 1e-3), eps=1.0, verbose=1,
+                  selection="random_stopping", stop_prob=0.1, random_state=4)
+    printed = capsys.readouterr().out
+    assert printed.count("privacy penalty due to regularizer") == 1
+    texts = [str(w.message) for w in caught]
+    assert len(texts) == len(set(texts)) <= 1        # lambda too small: said once, not per run
