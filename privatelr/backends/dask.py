@@ -493,10 +493,10 @@ def _fingerprint(*arrays) -> tuple:
     bytes in C order. Any changed value, any value moved to another row or column (two rows'
     values swapped), and any added or lost row changes it except by a coincidence of 2^-256.
     (It was a wrapping sum of the 64-bit words, blind to values swapped between positions.)
-    Cost, per 1e6 x 11 block on one core of the development machine: about 0.12 s, against
-    0.01 s for the word sum and 0.25 s for BLAKE2b, which SHA-256's hardware instructions beat
-    there (``benchmarks/bench_fingerprint.py``); hashlib releases the GIL, so partitions are
-    hashed in parallel."""
+    Cost, per 1e6 x 11 block on one core of the development machine (load 3): 59 ms, against
+    4.7 ms for the word sum and 113 ms for BLAKE2b, which SHA-256's hardware instructions beat
+    there (``benchmarks/bench_fingerprint.py``, RESULTS.md) — roughly a fifth of a streamed
+    pass over the block; hashlib releases the GIL, so partitions are hashed in parallel."""
     out = []
     for a in arrays:
         if a is None:
