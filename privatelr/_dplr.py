@@ -84,7 +84,7 @@ from .mechanisms import achlioptas_matrix, check_random_state
 from .report.roc import best_threshold, c_index
 from .multiclass import MulticlassDPLR
 from .multinomial import check_multiclass
-from .results import DPLR, Diagnostics
+from .results import DPLR, SEED_GIVEN, Diagnostics
 
 __all__ = ["dplr", "fit_frame"]
 
@@ -250,7 +250,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     eps : float
         Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
     verbose : int
-        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail.
+        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail. Lines that
+        report a statistic of the raw rows computed without noise (the solver's iterations,
+        the number of clipped rows) end in ``(diagnostic of the raw rows: not private)``.
     rp_dim : int
         Random projection of the covariates onto ``rp_dim`` dimensions; negative: ``round(2
         log n)``; >= the number of covariates: a warning and no projection.
@@ -688,7 +690,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         pre = dataclasses.replace(pre, clip=float(data_norm))
         rows = rows.clipped(data_norm, start=k)
         n_clipped = scan.n_over
-        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm")
+        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm"
+                         f"{NOT_PRIVATE}")
     elif clip:
         pre = dataclasses.replace(pre, clip=float(data_norm))
     elif scan.n_over and private and compat is None:
@@ -727,8 +730,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         if res.status.startswith("adjusted lambda"):
             _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_print(res.lambda_)}")
         _say(verbose, 1, f"dplr: alpha - penalty: {r_print(res.eps_eff)}")
-    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}, "
-                     f"{res.iterations} iterations, convergence {res.convergence}")
+    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}")
+    _say(verbose, 2, f"dplr: {res.iterations} solver iterations, convergence "
+                     f"{res.convergence}{NOT_PRIVATE}")
 
     # ---- diagnostics (not private) and the result -------------------------------------------------
     scores = rows.training_scores(res.coef)
@@ -805,8 +809,8 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
         message="; ".join(str(_field(f, "message")) for f in fits),
         n_exceeding=int(scan.n_over) if not n_clipped else int(n_clipped),
         n_clipped=int(n_clipped))
-    _say(verbose, 2, f"dplr: {multiclass} over {K} classes; solver {diagnostics.iterations} "
-                     f"iterations, status {res.status}")
+    _say(verbose, 2, f"dplr: {multiclass} over {K} classes, status {res.status}")
+    _say(verbose, 2, f"dplr: {diagnostics.iterations} solver iterations{NOT_PRIVATE}")
     return MulticlassDPLR(coef=res.coef, classes=classes, multiclass=multiclass, spec=spec,
                           calibration=res.calibration, eps=res.eps, delta=res.delta,
                           data_norm=data_norm, status=res.status, convergence=res.convergence,
@@ -816,6 +820,10 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
 def _field(diag, name: str):
     """A field of a solver report held as a dict (multinomial) or a Diagnostics (binary)."""
     return diag[name] if isinstance(diag, dict) else getattr(diag, name)
+
+
+#: The label of a verbose line that reports a statistic of the raw rows computed without noise.
+NOT_PRIVATE = " (diagnostic of the raw rows: not private)"
 
 
 def _say(verbose: int, level: int, msg: str) -> None:
@@ -845,6 +853,7 @@ def _call_text(object, data, **kwargs) -> str:
         if value is None and defaults[key] is None:
             same = True
         if not same:
-            args.append(f"{key}={value!r}" if not isinstance(value, np.random.Generator)
-                        else f"{key}=<Generator>")
+            # the seed is never written down (whoever knows it can redraw the noise and
+            # subtract it): the call records only that one was given
+            args.append(f"{key}={value!r}" if key != "random_state" else f"{key}={SEED_GIVEN}")
     return "dplr(" + ", ".join(args) + ")"

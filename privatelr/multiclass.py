@@ -24,7 +24,7 @@ from ._validation import is_sparse
 from .calibration import Calibration
 from .design.values import level_label
 from .multinomial import class_probabilities
-from .results import Diagnostics, ModelFields, Released, Status
+from .results import Diagnostics, ModelFields, Released, Status, redact_seed
 from .scoring import TYPES
 
 __all__ = ["MulticlassDPLR", "predict_multiclass"]
@@ -77,6 +77,7 @@ class MulticlassDPLR(Released, ModelFields):
         object.__setattr__(self, "coef", coef)
         object.__setattr__(self, "classes", tuple(self.classes))
         object.__setattr__(self, "status", Status(self.status))
+        object.__setattr__(self, "call", redact_seed(self.call))
         if coef.shape != (len(self.spec.columns), len(self.classes)):
             raise ValueError(f"coefficients of shape {coef.shape} for "
                              f"{len(self.spec.columns)} design columns and "

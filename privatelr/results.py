@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +40,7 @@ from .scoring import outputs
 
 __all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property",
            "TuningRecord", "WALRResult", "predict", "summary", "guarantee_text", "MODEL_FORMAT",
-           "MODEL_VERSION", "DIAGNOSTICS_KEY"]
+           "MODEL_VERSION", "DIAGNOSTICS_KEY", "SEED_GIVEN", "redact_seed"]
 
 #: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
 MODEL_FORMAT = "privatelr.model"
@@ -90,6 +91,24 @@ class Status(str):
 
     def __reduce__(self):
         return (str, (str(self),))
+
+
+#: What a result's ``call`` says of the seed: that one was given, never its value (whoever knows
+#: the seed can redraw the noise and subtract it from the release).
+SEED_GIVEN = "<given>"
+_SEED = re.compile(r"\brandom_state=(?:np\.\w+\(\d+\)|numpy\.\w+\(\d+\)|\d+|<Generator>)")
+
+
+def redact_seed(call: str) -> str:
+    """``call`` with any ``random_state=<value>`` (an int, a NumPy int, ``<Generator>``: what
+    earlier versions wrote) replaced by ``random_state=<given>``.
+
+    Examples
+    --------
+    >>> redact_seed("dplr('y ~ x', <DataFrame 10x2>, eps=1, random_state=830571946231)")
+    "dplr('y ~ x', <DataFrame 10x2>, eps=1, random_state=<given>)"
+    """
+    return _SEED.sub("random_state=" + SEED_GIVEN, call) if isinstance(call, str) else call
 
 
 def _rebuild(cls, state: dict):
@@ -288,11 +307,11 @@ class TuningRecord:
         random stopping the one group of all ``n`` rows.
     selection : str
         ``"split"`` (disjoint groups and the exponential mechanism) or ``"random_stopping"``.
-    runs : int
-        Random stopping: the number of runs (geometric, independent of the data); 0 otherwise.
 
-    The validation error counts (and, with random stopping, the noisy scores) are deliberately
-    **not** stored.
+    The validation error counts (and, with random stopping, the noisy scores and the number of
+    runs) are deliberately **not** stored: the number of runs is outside random stopping's
+    guarantee (:func:`privatelr.mechanisms.random_stopping`). A record pickled by an earlier
+    version with a ``runs`` field loses it when unpickled.
     """
 
     candidates: tuple
@@ -300,13 +319,17 @@ class TuningRecord:
     eps: float
     group_sizes: tuple
     selection: str = "split"
-    runs: int = 0
+
+    def __setstate__(self, state: dict):
+        state = dict(state)
+        state.pop("runs", None)            # earlier versions stored random stopping's run count
+        self.__dict__.update(state)
 
     def to_dict(self) -> dict:
         out = {"candidates": list(self.candidates), "chosen": self.chosen, "eps": self.eps,
                "group_sizes": list(self.group_sizes)}
         if self.selection != "split":
-            out.update(selection=self.selection, runs=self.runs)
+            out.update(selection=self.selection)
         return out
 
 
@@ -365,6 +388,8 @@ class DPLR(Released, ModelFields, _Inference):
     convergence : int
         0 when converged.
     call : str
+        The call, as text; of ``random_state`` it says only whether one was given
+        (``random_state=<given>``), never the seed.
     n_dropped : int
         Rows dropped for missing values: the guarantee is over the complete rows, whose number
         ``n`` is public.
@@ -401,6 +426,7 @@ class DPLR(Released, ModelFields, _Inference):
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
         object.__setattr__(self, "status", Status(self.status))
+        object.__setattr__(self, "call", redact_seed(self.call))
         if self.coef.shape != (len(self.spec.columns),):
             raise ValueError(f"{self.coef.size} coefficients for {len(self.spec.columns)} "
                              "design columns")

@@ -52,7 +52,10 @@ Privacy contract
   (``pickle``, ``joblib``) writes only the release and the public settings: the
   ``random_state`` seed or Generator (with which anyone could redraw the noise and subtract
   it), the accountant, and the diagnostics ``n_clipped_`` and ``n_iter_`` (not private) are
-  left out; the unpickled estimator has ``random_state=None`` and ``accountant=None``.
+  left out; the unpickled estimator has ``random_state=None`` and ``accountant=None``. Its
+  repr, print and notebook view show ``random_state=<given>``, never the seed;
+  ``get_params()`` returns the caller's own ``random_state`` (scikit-learn's contract: the
+  caller's own object, which ``clone`` and the searches rebuild from — not a release).
 * ``alpha=None`` picks the package's one default
   (:func:`privatelr.calibration.default_lambda`): the smallest λ whose privacy penalty is
   ε/10 for the design bound :math:`B_d` (and the weight bound ``A``); 0.001 when ``eps`` is 0
@@ -105,8 +108,18 @@ from .calibration import check_method, default_lambda, default_lambda_inference_
 from .inference.release import check_inference, split_budget
 from .exceptions import PrivacyWarning
 from .mechanisms import check_random_state
+from .results import SEED_GIVEN
 
 __all__ = ["DPLogisticRegression"]
+
+
+class _SeedGiven:
+    """Stands for a seed in what the estimator shows: prints as ``<given>``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return SEED_GIVEN
 
 #: The estimator's ending of :data:`privatelr.erm.OUTSIDE_BOUND` (the rule dplr applies).
 OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm and a "
@@ -528,6 +541,30 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
         out = coef_table(self._inference_model(), level=level, exponentiate=exponentiate)
         return out.set_axis(self._names(), axis=0)
+
+    # -- what the estimator shows of its seed ------------------------------------------------
+    # ``get_params()`` returns the caller's own ``random_state`` (scikit-learn's contract:
+    # ``clone`` and searches rebuild the estimator from it; it is the caller's object, not a
+    # release). What the estimator *shows* — its repr, print, the notebook's HTML view with
+    # its parameter table — and what it writes (pickles, below) record only that a seed was
+    # given: ``random_state=<given>``.
+    def _shown(self):
+        """``self``, or a shallow stand-in whose ``random_state`` prints as ``<given>``."""
+        if self.__dict__.get("random_state") is None or \
+                isinstance(self.__dict__["random_state"], _SeedGiven):
+            return self
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.random_state = _SeedGiven()
+        return out
+
+    def __repr__(self, N_CHAR_MAX=700):
+        return BaseEstimator.__repr__(self._shown(), N_CHAR_MAX)
+
+    def _html_repr(self):
+        from sklearn.utils import estimator_html_repr
+
+        return estimator_html_repr(self._shown())
 
     def __getstate__(self):
         # A fitted estimator is a release: its pickle holds the coefficients, the public
