@@ -105,6 +105,12 @@ class GLMSummary:
                 or not np.array_equal(cov, cov.T) or (np.diag(cov) < 0).any()):
             raise ValueError(f"glm: coefficients must be {d} finite numbers and covariance a "
                              f"finite symmetric {d}x{d} matrix with a non-negative diagonal")
+        if not unavailable:
+            try:                                  # an inverse information: positive definite
+                np.linalg.cholesky(cov)
+            except np.linalg.LinAlgError:
+                raise ValueError("glm: covariance must be positive definite (the inverse of "
+                                 "the Fisher information)") from None
         for k in _NUMBERS:
             v = body[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or \
