@@ -22,6 +22,8 @@ __all__ = ["GLMSummary", "glm_summary"]
 #: Rows x columns above which the training rows are not kept for profiling (400 MB).
 KEEP_ROWS_MAX = 50_000_000
 
+#: Largest magnitude a stored number may have (a loaded file is checked far from overflow).
+_LIMIT = 1e100
 _NUMBERS = ("deviance", "null_deviance", "loglik", "aic", "bic")
 _COUNTS = ("df_residual", "df_null", "nobs")
 
@@ -105,6 +107,9 @@ class GLMSummary:
                 or not np.array_equal(cov, cov.T) or (np.diag(cov) < 0).any()):
             raise ValueError(f"glm: coefficients must be {d} finite numbers and covariance a "
                              f"finite symmetric {d}x{d} matrix with a non-negative diagonal")
+        if not unavailable and (np.abs(coef).max() > _LIMIT or np.abs(cov).max() > _LIMIT ** 2):
+            raise ValueError(f"glm: coefficients must lie within 1e100 and the covariance "
+                             f"within 1e200 (far from overflow; glm never reports more)")
         if not unavailable:
             try:                                  # an inverse information: positive definite
                 np.linalg.cholesky(cov)
@@ -114,7 +119,7 @@ class GLMSummary:
         for k in _NUMBERS:
             v = body[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or \
-                    not (math.isfinite(v) or unavailable and math.isnan(v)):
+                    not (abs(v) <= _LIMIT or unavailable and math.isnan(v)):
                 raise ValueError(f"glm: {k} must be a finite number")
         for k in _COUNTS:
             v = body[k]
