@@ -297,7 +297,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     compat : {None, "PrivateLR"}
         ``"PrivateLR"``: R's behaviour (``B = 1`` with the intercept ignored, learned levels and
         response coding, no refusal of rows outside the ball). The guarantee does **not** hold;
-        the result says so everywhere. See the module docstring.
+        the result says so everywhere (a ``PrivacyWarning`` at fit time, "NOT PRIVATE" in
+        print and summary, ``guarantee_holds`` False).
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
     accountant : privatelr.PrivacyAccountant, optional

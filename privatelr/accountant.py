@@ -315,7 +315,9 @@ def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") ->
     composition, McSherry 2009, Theorem 4): a changed row touches one subset, so the cost is the
     largest part's — ε and δ the maxima, the Rényi curve the pointwise maximum.
 
-    ``parts`` is a sequence of ``(eps, delta)`` or ``(eps, delta, rdp)``.
+    ``accountant`` is the :class:`PrivacyAccountant` to charge (it refuses, with
+    :class:`BudgetExceededError`, a spend beyond its budget); ``parts`` is a sequence of
+    ``(eps, delta)`` or ``(eps, delta, rdp)``.
 
     Examples
     --------

@@ -562,11 +562,12 @@ def label_sensitivity(n: int, k: int, weights_bound: float = 1.0) -> float:
 def default_lambda(n: int, eps: float, *, data_norm: float = 1.0, weights_bound: float = 1.0,
                    curvature: float = 0.25) -> float:
     r"""The default regulariser of every front end: the smallest λ whose objective-perturbation
-    penalty :math:`2\log(1 + cAB^2/(n\lambda))` is ``eps/10`` (module docstring); 0.001 when
-    ``eps`` is 0 or inf (R's non-private default).
+    penalty :math:`2\log(1 + cAB^2/(n\lambda))` is ``eps/10`` (:mod:`privatelr.calibration`);
+    0.001 when ``eps`` is 0 or inf (R's non-private default).
 
     ``data_norm`` is ``B``, the bound on the design rows (intercept included: see
-    :func:`norm_bound`). With the defaults it is PrivateLR's ``1/(4n(exp(eps/20) - 1))``.
+    :func:`norm_bound`), ``weights_bound`` the public bound ``A`` on the observation weights and
+    ``curvature`` the loss's bound ``c`` on its second derivative (1/4 logistic). With the defaults it is PrivateLR's ``1/(4n(exp(eps/20) - 1))``.
     Computed as written when every intermediate is a normal double, else from its logarithm; a
     λ beyond the double range raises ``ValueError`` naming the argument.
 

@@ -421,8 +421,9 @@ class LogisticRegressionDP(CMSModel):
     r"""ε-differentially private L2-regularised logistic regression, DPpack style.
 
     Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011): objective perturbation (Algorithm 2) or
-    output perturbation (Algorithm 1) of the logistic loss (curvature ``c = 1/4``). See the
-    module docstring for the scaling into the unit ball, ``gamma = lambda * n`` and the noise.
+    output perturbation (Algorithm 1) of the logistic loss (curvature ``c = 1/4``). See
+    :mod:`privatelr.models` for the scaling into the unit ball, ``gamma = lambda * n`` and the
+    noise.
 
     Parameters
     ----------

@@ -32,10 +32,17 @@ __all__ = ["MulticlassDPLR", "predict_multiclass"]
 
 @dataclass(frozen=True)
 class MulticlassDPLR(Released, ModelFields):
-    """A fitted multiclass ``dplr`` model (see the module docstring).
+    """A fitted multiclass ``dplr`` model: what ``dplr(..., multiclass=...)`` returns.
 
-    The release
-    -----------
+    ``multiclass="multinomial"`` fits the softmax model over the response's declared levels,
+    ``"ovr"`` one binary model per level with ``eps / K`` each. ``predict`` gives a DataFrame of
+    per-class probabilities (columns: the class labels), the class scores (``type="link"``) or
+    a categorical Series of the most probable class (``type="class"``); ``summary`` prints one
+    coefficient vector per class. As for :class:`privatelr.DPLR`, the diagnostics are kept
+    apart from the release and are not private.
+
+    Attributes
+    ----------
     coef : (d, K) ndarray
         Column ``k`` holds class ``classes[k]``'s coefficients (read-only).
     classes : tuple
@@ -51,10 +58,8 @@ class MulticlassDPLR(Released, ModelFields):
     convergence : int
     call : str
     n_dropped : int
-
-    The diagnostics (not private)
-    ------------------------------
     diagnostics : Diagnostics or None
+        **Not private** (not part of the release): the solver report and row counts.
     """
 
     coef: np.ndarray

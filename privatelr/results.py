@@ -339,8 +339,13 @@ class ModelFields:
 class DPLR(Released, ModelFields, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
-    The release
-    -----------
+    What :func:`privatelr.dplr` returns. The release (the coefficients and the public
+    declarations and calibration that give them meaning) is what the privacy guarantee covers;
+    the diagnostics, computed from the rows without noise, are kept apart (``diagnostics``):
+    printed as "not private", left out of pickles, and saved only on request.
+
+    Attributes
+    ----------
     coefficients, par : pandas.Series
         The coefficients, indexed by design column (``(Intercept)``, ...).
     spec : privatelr.design.DesignSpec
@@ -374,12 +379,10 @@ class DPLR(Released, ModelFields, _Inference):
         What :func:`privatelr.vcov`, :func:`privatelr.confint` and the summary's coefficient
         table need (``dplr(..., inference=True)``; computed exactly at ``eps=0``); part of the
         release, saved with the model.
-
-    The diagnostics (not private)
-    ------------------------------
     diagnostics : Diagnostics or None
-        ``CIndex``, ``value``, ``counts``, ``message``, ``n_exceeding`` and ``n_clipped`` read
-        it (NaN / empty / 0 when the model was loaded without them).
+        **Not private** (not part of the release): ``CIndex``, ``value``, ``counts``,
+        ``message``, ``n_exceeding`` and ``n_clipped`` read it (NaN / empty / 0 when the model
+        was loaded without them).
     """
 
     coef: np.ndarray

@@ -49,7 +49,7 @@ _ROWS = 20_000
 
 @dataclass(frozen=True)
 class InferencePlan:
-    """What :func:`inference_plan` expects of a fit (module docstring).
+    """What :func:`inference_plan` expects of a fit (see :mod:`privatelr.inference.plan`).
 
     Attributes
     ----------
@@ -162,8 +162,13 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
                    d: int | None = None, data_norm: float | None = None,
                    inference=True, method: str = "objective", delta: float = 0.0,
                    prevalence: float = 0.5, random_state: int = 0) -> InferencePlan:
-    """What a private fit's intervals will look like, before anything is spent (module
-    docstring).
+    """What a private fit's intervals will look like, before anything is spent.
+
+    From public inputs only (``n``, ε, the formula and its public bounds), simulate the
+    calibration and the private information release of ``dplr(..., inference=...)``, assuming
+    columns uniform over their public ranges and no effects beyond ``prevalence``; no data is
+    read, so it costs no privacy. Says how likely the fit is to give intervals and how wide
+    they will be next to glm's (a guide, usually optimistic: :mod:`privatelr.inference.plan`).
 
     Parameters
     ----------
@@ -184,6 +189,19 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     random_state : int
         Seed of the public synthetic design and of the simulated release noise (no private
         randomness is involved).
+
+    Returns
+    -------
+    InferencePlan
+        ``verdict`` (``"likely"``, ``"possible"`` or ``"unlikely"``), the chances
+        ``p_intervals`` and ``p_claimed``, the relative noise ``kappa``, the default λ and
+        ``width_ratio`` (per coefficient); ``print(plan)`` shows them.
+
+    Examples
+    --------
+    >>> from privatelr import inference_plan
+    >>> inference_plan(50_000, 1.0, d=4, data_norm=1.0).verdict
+    'likely'
     """
     from ..calibration import calibrate, check_method, default_lambda, norm_bound
     from ..mechanisms import check_random_state
