@@ -21,11 +21,13 @@ QUICK_START = BLOCKS[0]
 
 
 def test_blocks_are_found():
+    # README is the front page: the quick start and an example whose stated values are checked
+    # (the manual's examples are on the documentation pages: tests/docs/test_docs_blocks.py)
     kinds = [k for k, _ in BLOCKS]
     assert set(kinds) <= {"python", "bash"}, kinds
-    assert kinds.count("python") >= 8 and kinds.count("bash") >= 3
+    assert kinds[0] == "bash" and "python" in kinds, kinds
     claims = sum(count_claims(src) for k, src in BLOCKS if k == "python")
-    assert claims >= 6, claims        # the values README states are checked, not just run
+    assert claims >= 2, claims        # the values README states are checked, not just run
 
 
 def test_quick_start_is_two_commands_and_true():
