@@ -619,6 +619,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                              f"{' (rows above it clipped)' if public.clip else ''}")
         if do_scale:
             raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
+    assert data_norm is not None        # dplr() resolved it, or the public bounds did
     center = sd = None
     factor = None
     if do_scale:
@@ -746,6 +747,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     status = res.status
     if mark_unique:
         status = "unique.outcome" + (" nonconvergence" if res.convergence else "")
+    assert res.diagnostics is not None  # a fresh fit has them
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
     return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,

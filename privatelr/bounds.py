@@ -159,14 +159,16 @@ class PublicBounds:
         k = int(spec.intercept)
         raw = list(spec.formulaic_columns)
         index = {name: i for i, name in enumerate(raw)}
-        parsed = []
+        parsed: list = []
         for fc in raw:
             if fc == "Intercept":
                 parsed.append(None)
                 continue
             parts = []
             for part in fc.split(":"):
-                atom = atoms[FC_PART.match(part).group(1)]
+                m = FC_PART.match(part)
+                assert m is not None                # every design column's part matches
+                atom = atoms[m.group(1)]
                 numeric = atom["kind"] != "factor"           # numeric, or poly()'s columns
                 if numeric:
                     name = atom["name"].strip("`")

@@ -110,6 +110,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -336,7 +337,8 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     B = check_real("data_norm", data_norm, low=0.0, low_open=True)
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
     c = check_real("curvature", curvature, low=0.0, low_open=True)
-    common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
+    common: dict[str, Any] = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c,
+                                  lambda_requested=lambda_)
     method, delta = check_method(method, eps, delta)
     if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
@@ -371,8 +373,10 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
         # lambda* = cAB^2/(n (e^{eps/4} - 1)), from 2 log(1 + cAB^2/(n lambda*)) = eps/2
         em = float(np.expm1(eps / 4.0)) if eps < 2800.0 else math.inf
         log_lam = lc + lA + 2.0 * lB - ln - log_expm1(eps, 4.0)
-        lam = _ratio((c, A, B, B), (n, em))
-        if lam is None:
+        ratio = _ratio((c, A, B, B), (n, em))
+        if ratio is not None:
+            lam = ratio
+        else:
             lam = exp_or_raise(
                 log_lam, {"eps": (eps, -log_expm1(eps, 4.0)), "data_norm": (B, 2.0 * lB),
                           "weights_bound": (A, lA), "curvature": (c, lc), "n": (n, -ln)},
@@ -500,8 +504,9 @@ def calibrate_multinomial(n: int, d: int, classes: int, *, eps: float, lambda_: 
     lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=not nonprivate)
     B = check_real("data_norm", data_norm, low=0.0, low_open=True)
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
-    common = dict(n=n, d=d * K, data_norm=B, weights_bound=A, curvature=MULTINOMIAL_CURVATURE,
-                  lambda_requested=lambda_, classes=K)
+    common: dict[str, Any] = dict(n=n, d=d * K, data_norm=B, weights_bound=A,
+                                  curvature=MULTINOMIAL_CURVATURE, lambda_requested=lambda_,
+                                  classes=K)
     if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
                            lambda_=lambda_, noise_scale=0.0, status="ok", **common)

@@ -244,7 +244,7 @@ class NoisyDotProduct:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking value object: unhashable
 
     def to_dict(self) -> dict:
         """The record's fields (the body of its file; ``eps`` may be ``inf``)."""

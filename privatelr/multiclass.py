@@ -16,6 +16,7 @@ NaN. ``summary`` prints R's header lines and one coefficient vector per class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,7 +66,7 @@ class MulticlassDPLR(Released, ModelFields):
     coef: np.ndarray
     classes: tuple
     multiclass: str
-    spec: object
+    spec: Any
     calibration: Calibration
     eps: float
     delta: float

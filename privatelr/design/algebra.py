@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from .poly import column_suffixes, is_poly
-from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Num, Paren, Str, Unary, deparse,
-                      number_value, walk)
+from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Node, Num, Paren, Str, Unary,
+                      deparse, number_value, walk)
 
 __all__ = ["TermAlgebra", "columns_of", "prototype", "r_column_name", "expand_dot",
            "intercept_of", "formulaic_matrix", "strip_parens", "split_offsets", "MAX_TERMS",
@@ -62,10 +62,12 @@ def split_offsets(terms) -> tuple:
     """
     node = strip_parens(terms)
     found = []
+    rest: Node
     if _is_offset(node):
         found, rest = [node], Num("1")
     elif isinstance(node, Chain) and set(node.ops) <= {"+", "-"}:
-        kept, ops = [], []
+        kept: list = []
+        ops: list = []
         for i, operand in enumerate(node.operands):
             op = "+" if i == 0 else node.ops[i - 1]
             if _is_offset(operand):

@@ -10,6 +10,7 @@ Every failure is a ``ValueError`` naming the field.
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
 from .rsyntax import MAX_LENGTH
 from .values import KINDS
@@ -23,7 +24,7 @@ _FIELDS = {"formula", "formula_r", "response", "response_source", "response_kind
 _MAX_ITEMS = 1_000_000
 
 
-def _fail(msg: str):
+def _fail(msg: str) -> NoReturn:
     raise ValueError(f"design: {msg}")
 
 

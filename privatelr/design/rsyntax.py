@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
+from typing import NoReturn, Union
 
 __all__ = ["Num", "Str", "Name", "Const", "Dot", "Paren", "Unary", "Binary", "Chain", "Call", "Arg",
            "Node", "parse", "deparse", "names_in", "walk", "number_value", "r_number",
@@ -203,7 +203,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         if m is None:
             raise ValueError(f"formula: cannot read {text[pos:pos + 10]!r} at position {pos} of "
                              f"{_short(text)}")
-        kind, value = m.lastgroup, m.group()
+        kind, value = m.lastgroup or "", m.group()
         if kind == "num" and value.endswith("i"):
             raise ValueError(f"formula: complex numbers ({value}) are not supported")
         if kind == "op" and value in _REFUSED_OPS:
@@ -270,7 +270,7 @@ class _Parser:
         self.i += 1
         return tok
 
-    def _fail(self, what: str):
+    def _fail(self, what: str) -> NoReturn:
         raise ValueError(f"formula: {what} in {_short(self.text)}")
 
     def _expect(self, value: str) -> None:

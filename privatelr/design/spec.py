@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,10 +199,10 @@ class DesignSpec:
             yvec = eval_rows(parse(self.response_source), cols, book, n, self.response)
             codes, ymiss = code_response(yvec, self, what)
             complete &= ~ymiss
-        atoms = {}
+        atoms: dict = {}
         for atom in self.atoms:
             if atom["kind"] == "matrix":
-                node = parse(atom["name"])
+                node: Any = parse(atom["name"])         # a poly() call
                 xvec = eval_rows(poly_options(node)[0], cols, book, n, atom["name"])
                 if xvec.kind not in ("num", "lgl"):
                     raise ValueError(f"{what}: {atom['name']!r} needs numbers but its variable "
@@ -224,8 +225,7 @@ class DesignSpec:
         for text in self.offsets:
             vec = eval_rows(parse(text), cols, book, n, f"offset({text})")
             values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
-            missing = np.broadcast_to(vec.missing(), (n,))
-            complete &= ~missing
+            complete &= ~np.broadcast_to(vec.missing(), (n,))
             offset = values if offset is None else offset + values
         if offset is not None:
             with np.errstate(invalid="ignore"):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ class InferencePlan:
     kappa: float
     p_intervals: float
     p_claimed: float
-    width_ratio: object
+    width_ratio: Any
     verdict: str
     prevalence: float
 
@@ -129,7 +130,7 @@ def _design(n_rows: int, formula, bounds, d, data_norm, rng):
                          "the columns only from their public ranges and levels")
     if not isinstance(bounds, PublicBounds):
         bounds = public_bounds(bounds)
-    tree = parse(formula)
+    tree: Any = parse(formula)
     lhs = set(names_in(tree.left)) if getattr(tree, "op", None) == "~" else set()
     frame = {}
     for col, (lo, hi) in bounds.ranges.items():
@@ -215,6 +216,7 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     if share is None:
         raise ValueError("inference= must be True or a share of eps in (0, 1)")
     eps_fit, eps_info = split_budget(eps, share)
+    assert eps_info is not None             # a share was given
     rng = check_random_state(random_state)
     X, M, names, dn, intercept = _design(_ROWS, formula, bounds, d, data_norm, rng)
     dim = X.shape[1]

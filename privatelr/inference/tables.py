@@ -16,6 +16,7 @@ WALR's Gaussian release, the Gaussian methods) it is the usual Estimate / Std. E
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -254,7 +255,7 @@ def coef_table(model, *, level: float | None = None, exponentiate: bool = False,
     else:
         inf = for_model(model, scale)
         se = np.sqrt(np.diag(inf.vcov))
-        p = []
+        p: Any = []
         for j in range(len(inf.names)):
             c = np.zeros(len(inf.names))
             c[j] = 1.0
