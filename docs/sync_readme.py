@@ -199,8 +199,12 @@ model = dplr("am ~ mpg + hp + factor(cyl)", load_mtcars(), eps=1, bounds=bounds,
              random_state=1)                 # a seed, for the example only: never for a release
 print(model)                                 # R's summary layout, privacy fields first
 model.guarantee_holds                        # True
-round(model.data_norm ** 2, 9)               # 3.0: each of the three terms adds at most 1
+round(model.data_norm ** 2, 9)               # 3.0
 ```
+
+Each of the three terms adds at most 1 to a row's squared length once the columns are mapped
+onto [−1, 1] by their public ranges, so the noise is calibrated for `data_norm` = √3; nothing
+about it was read from the rows.
 
 ## Documentation
 
