@@ -299,7 +299,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     compat : {None, "PrivateLR"}
         ``"PrivateLR"``: R's behaviour (``B = 1`` with the intercept ignored, learned levels and
         response coding, no refusal of rows outside the ball). The guarantee does **not** hold;
-        the result says so everywhere. See the module docstring.
+        the result says so everywhere (a ``PrivacyWarning`` at fit time, "NOT PRIVATE" in
+        print and summary, ``guarantee_holds`` False).
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
     accountant : privatelr.PrivacyAccountant, optional
@@ -620,6 +621,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
                              f"{' (rows above it clipped)' if public.clip else ''}")
         if do_scale:
             raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
+    assert data_norm is not None        # dplr() resolved it, or the public bounds did
     center = sd = None
     factor = None
     if do_scale:
@@ -749,6 +751,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     status = res.status
     if mark_unique:
         status = "unique.outcome" + (" nonconvergence" if res.convergence else "")
+    assert res.diagnostics is not None  # a fresh fit has them
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
     glm = None

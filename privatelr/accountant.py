@@ -342,6 +342,8 @@ def spend_parallel(accountant: "PrivacyAccountant", parts, *, by: str,
 
     ``parts`` is a sequence of ``(eps, delta)`` or ``(eps, delta, rdp)``; give every part a
     Rényi curve, or none.
+    ``accountant`` is the :class:`PrivacyAccountant` to charge (it refuses, with
+    :class:`BudgetExceededError`, a spend beyond its budget).
 
     Examples
     --------

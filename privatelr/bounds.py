@@ -111,7 +111,7 @@ class PublicBounds:
     levels : dict
         ``{column: [level, ...]}`` for factor columns (the first level is the reference).
     center : bool
-        Centre bounded columns at their public midpoints (module docstring).
+        Centre bounded columns at their public midpoints (see :func:`public_bounds`).
     norm : {"max", "rms"}
         The rule for ``data_norm``: the worst case, or the uniform root mean square with
         clipping.
@@ -159,14 +159,16 @@ class PublicBounds:
         k = int(spec.intercept)
         raw = list(spec.formulaic_columns)
         index = {name: i for i, name in enumerate(raw)}
-        parsed = []
+        parsed: list = []
         for fc in raw:
             if fc == "Intercept":
                 parsed.append(None)
                 continue
             parts = []
             for part in fc.split(":"):
-                atom = atoms[FC_PART.match(part).group(1)]
+                m = FC_PART.match(part)
+                assert m is not None                # every design column's part matches
+                atom = atoms[m.group(1)]
                 numeric = atom["kind"] != "factor"           # numeric, or poly()'s columns
                 if numeric:
                     name = atom["name"].strip("`")
@@ -247,7 +249,15 @@ class PublicBounds:
 def public_bounds(ranges: dict, *, levels: dict | None = None, center: bool = True,
                   norm: str = "max") -> PublicBounds:
     """Public per-column bounds: ``ranges={column: (lo, hi)}`` for numeric columns and
-    ``levels={column: [level, ...]}`` for factors (module docstring).
+    ``levels={column: [level, ...]}`` for factors, turned into a public map and ``data_norm``.
+
+    Pass the result to :func:`privatelr.dplr` as ``bounds=``. Every bounded column ``x`` in
+    ``[lo, hi]`` is fitted as ``(x - midpoint) / half-range``, which lies in ``[-1, 1]``
+    (centring keeps it from being collinear with the intercept); factors enter by their
+    declared levels' dummies. Each term then adds at most 1 to a row's squared norm, so
+    ``data_norm`` defaults to ``sqrt(number of terms)`` (``norm="max"``). The map is stored in
+    the model and applied again by ``predict`` and saved files, and results are reported per
+    unit of the original columns. Details: :mod:`privatelr.bounds`.
 
     The bounds must be known without looking at the private rows (a unit's physical range, a
     questionnaire's scale, a codebook's definitions), not computed from them: a bound computed
@@ -265,6 +275,11 @@ def public_bounds(ranges: dict, *, levels: dict | None = None, center: bool = Tr
     norm : {"max", "rms"}, default "max"
         ``"max"``: ``data_norm`` is the worst case ``sqrt(number of terms)``, no row clipped.
         ``"rms"``: the root mean square row norm under uniform columns, rows above it clipped.
+
+    Returns
+    -------
+    PublicBounds
+        The declared bounds and levels, ready for ``dplr(..., bounds=)``.
 
     Examples
     --------

@@ -126,6 +126,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -355,7 +356,8 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
     B = check_real("data_norm", data_norm, low=0.0, low_open=True)
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
     c = check_real("curvature", curvature, low=0.0, low_open=True)
-    common = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c, lambda_requested=lambda_)
+    common: dict[str, Any] = dict(n=n, d=d, data_norm=B, weights_bound=A, curvature=c,
+                                  lambda_requested=lambda_)
     method, delta = check_method(method, eps, delta)
     if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
@@ -390,8 +392,10 @@ def calibrate(n: int, d: int, *, eps: float, lambda_: float, method: str = "obje
         # lambda* = cAB^2/(n (e^{eps/4} - 1)), from 2 log(1 + cAB^2/(n lambda*)) = eps/2
         em = float(np.expm1(eps / 4.0)) if eps < 2800.0 else math.inf
         log_lam = lc + lA + 2.0 * lB - ln - log_expm1(eps, 4.0)
-        lam = _ratio((c, A, B, B), (n, em))
-        if lam is None:
+        ratio = _ratio((c, A, B, B), (n, em))
+        if ratio is not None:
+            lam = ratio
+        else:
             lam = exp_or_raise(
                 log_lam, {"eps": (eps, -log_expm1(eps, 4.0)), "data_norm": (B, 2.0 * lB),
                           "weights_bound": (A, lA), "curvature": (c, lc), "n": (n, -ln)},
@@ -519,8 +523,9 @@ def calibrate_multinomial(n: int, d: int, classes: int, *, eps: float, lambda_: 
     lambda_ = check_real("lambda_", lambda_, low=0.0, low_open=not nonprivate)
     B = check_real("data_norm", data_norm, low=0.0, low_open=True)
     A = check_real("weights_bound", weights_bound, low=0.0, low_open=True)
-    common = dict(n=n, d=d * K, data_norm=B, weights_bound=A, curvature=MULTINOMIAL_CURVATURE,
-                  lambda_requested=lambda_, classes=K)
+    common: dict[str, Any] = dict(n=n, d=d * K, data_norm=B, weights_bound=A,
+                                  curvature=MULTINOMIAL_CURVATURE, lambda_requested=lambda_,
+                                  classes=K)
     if nonprivate:
         return Calibration(method="nonprivate", eps=eps, eps_eff=0.0, penalty=0.0,
                            lambda_=lambda_, noise_scale=0.0, status="ok", **common)
@@ -581,11 +586,12 @@ def label_sensitivity(n: int, k: int, weights_bound: float = 1.0) -> float:
 def default_lambda(n: int, eps: float, *, data_norm: float = 1.0, weights_bound: float = 1.0,
                    curvature: float = 0.25) -> float:
     r"""The default regulariser of every front end: the smallest λ whose objective-perturbation
-    penalty :math:`2\log(1 + cAB^2/(n\lambda))` is ``eps/10`` (module docstring); 0.001 when
-    ``eps`` is 0 or inf (R's non-private default).
+    penalty :math:`2\log(1 + cAB^2/(n\lambda))` is ``eps/10`` (:mod:`privatelr.calibration`);
+    0.001 when ``eps`` is 0 or inf (R's non-private default).
 
     ``data_norm`` is ``B``, the bound on the design rows (intercept included: see
-    :func:`norm_bound`). With the defaults it is PrivateLR's ``1/(4n(exp(eps/20) - 1))``.
+    :func:`norm_bound`), ``weights_bound`` the public bound ``A`` on the observation weights and
+    ``curvature`` the loss's bound ``c`` on its second derivative (1/4 logistic). With the defaults it is PrivateLR's ``1/(4n(exp(eps/20) - 1))``.
     Computed as written when every intermediate is a normal double, else from its logarithm; a
     λ beyond the double range raises ``ValueError`` naming the argument.
 

@@ -12,6 +12,7 @@ import stat
 import sys
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 
 from .progress import progress_bar
@@ -514,7 +515,7 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             _check_columns(path, names, keep)
             names = [c for c in names if c in set(keep)]
         batches = pf.iter_batches(batch_size=chunk_size, columns=names)
-        end = object()
+        end: Any = object()
         while True:
             with _parquet_errors(path):
                 batch = next(batches, end)
@@ -545,12 +546,12 @@ def _pandas_chunks(path: str, chunk_size: int, keep, types):
     with only the columns ``keep`` (all when None); with ``types``, those columns as text."""
     # All columns are parsed (pandas' usecols would skip its check that no row has more fields
     # than the header); the unused ones are dropped at once.
-    options = {"chunksize": chunk_size}
+    options: dict[str, Any] = {"chunksize": chunk_size}
     if types is not None:
         options.update(dtype={c: str for c in types}, keep_default_na=False, na_values=[""])
     with _csv_errors(path):
         reader = _read_csv(path, **options)
-    end = object()
+    end: Any = object()
     first = True
     with reader:
         while True:
@@ -831,7 +832,7 @@ def _fit(args) -> int:
         del frame
         _stage(bar, "saving")
         with _naming(args.out):  # atomically: a failed save leaves the old file as it was
-            save_model(model, args.out)
+            save_model(model, args.out)  # type: ignore[arg-type]  # binary: no --multiclass
         _stage(bar, None)
     finally:
         if bar is not None:

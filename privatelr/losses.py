@@ -37,9 +37,14 @@ class Loss(Protocol):
         Declared bound ``c`` on ``second_derivative``.
     """
 
-    name: str
-    lipschitz: float
-    curvature: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def lipschitz(self) -> float: ...
+
+    @property
+    def curvature(self) -> float: ...
 
     def value(self, z: np.ndarray) -> np.ndarray: ...
 

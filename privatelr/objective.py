@@ -45,6 +45,7 @@ import numpy as np
 
 import contextlib
 import threading
+from typing import Any
 
 from ._threads import PARALLEL_MIN_BYTES, map_chunks, sum_in_order
 from .losses import Loss
@@ -56,9 +57,9 @@ HESSIAN_F32_MIN_D = 24
 HESSIAN_ROUND = 16
 HESSIAN_ROUND_BYTES = 32 * 2**20
 
-_BLAS = None  # threadpoolctl's controller, once looked for (False: not installed)
+_BLAS: Any = None  # threadpoolctl's controller, once looked for (False: not installed)
 _BLAS_LOCK = threading.Lock()
-_BLAS_USERS = [0, None]  # passes inside the context, and the limit to restore after the last
+_BLAS_USERS: list[Any] = [0, None]  # passes inside the context, and the limit to restore after the last
 
 
 @contextlib.contextmanager
@@ -164,9 +165,9 @@ class ERMObjective:
         self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
         self._f32 = self.d >= HESSIAN_F32_MIN_D
         self._w = None
-        self._m = None
-        self._candidate = None
-        self._ahead = None  # (w, m, f, g, H) prepared by the last line search at t = 1
+        self._m: Any = None
+        self._candidate: tuple | None = None
+        self._ahead: tuple | None = None  # (w, m, f, g, H) of the last line search at t = 1
 
     def subsample(self, m: int) -> "ERMObjective":
         """The same objective on every ``k``-th row (``k = n // m``): a cheap model of ``J``.
@@ -286,8 +287,8 @@ class ERMObjective:
                 rounds = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
                 for first in range(0, count, rounds):
                     parts = map_chunks(min(rounds, count - first),
-                                       lambda j, first=first: self._chunk(first + j, m, vec, out,
-                                                                         u, lv, True, stride),
+                                       lambda j, first=first: self._chunk(  # type: ignore[misc]
+                                           first + j, m, vec, out, u, lv, True, stride),
                                        parallel)
                     for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
                         g += gk

@@ -174,7 +174,7 @@ def _str(v, what: str, limit: int = 100_000) -> str:
     return v
 
 
-def _fields(d, what: str, required: set, optional: set = frozenset()) -> dict:
+def _fields(d, what: str, required: set, optional: set | frozenset = frozenset()) -> dict:
     if not isinstance(d, dict):
         raise _Bad(f"{what} must be an object")
     missing = required - set(d)

@@ -32,6 +32,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -118,8 +119,10 @@ def _rebuild(cls, state: dict):
 class Released:
     """Pickling keeps the release only, unless the diagnostics were marked to be kept."""
 
+    diagnostics: Diagnostics | None
+
     def __reduce__(self):
-        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(cast(Any, self))}
         diag = state.get("diagnostics")
         if diag is not None and not diag.saved:
             state["diagnostics"] = None
@@ -127,15 +130,15 @@ class Released:
 
     def release(self):
         """A copy without diagnostics: exactly what may be shared."""
-        return dataclasses.replace(self, diagnostics=None)
+        return dataclasses.replace(cast(Any, self), diagnostics=None)
 
     def keep_diagnostics(self, keep: bool = True):
         """A copy whose diagnostics are written to saved files and pickles (labelled there as
         not private)."""
         if self.diagnostics is None:
             raise ValueError("this result carries no diagnostics (loaded from a release?)")
-        return dataclasses.replace(self, diagnostics=dataclasses.replace(self.diagnostics,
-                                                                         saved=bool(keep)))
+        return dataclasses.replace(cast(Any, self), diagnostics=dataclasses.replace(
+            self.diagnostics, saved=bool(keep)))
 
 
 def _frozen_array(values) -> np.ndarray:
@@ -246,11 +249,14 @@ class ERMResult(Released, _Inference):
     convergence: int
     loss: str
     solver: str = ""
-    inference: object = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
+
+    if TYPE_CHECKING:   # the calibration's and the diagnostics' fields: properties set below
+        def __getattr__(self, name: str) -> Any: ...
 
     @property
     def converged(self) -> bool:
@@ -341,6 +347,9 @@ class ModelFields:
     """The fields every ``dplr`` model reads off its calibration and spec (binary
     :class:`DPLR` and :class:`~privatelr.multiclass.MulticlassDPLR`)."""
 
+    calibration: Calibration
+    spec: Any
+
     eps_eff = calibration_property("eps_eff")
     penalty = calibration_property("penalty")
     lambda_ = calibration_property("lambda_")
@@ -362,8 +371,13 @@ class ModelFields:
 class DPLR(Released, ModelFields, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
-    The release
-    -----------
+    What :func:`privatelr.dplr` returns. The release (the coefficients and the public
+    declarations and calibration that give them meaning) is what the privacy guarantee covers;
+    the diagnostics, computed from the rows without noise, are kept apart (``diagnostics``):
+    printed as "not private", left out of pickles, and saved only on request.
+
+    Attributes
+    ----------
     coefficients, par : pandas.Series
         The coefficients, indexed by design column (``(Intercept)``, ...).
     spec : privatelr.design.DesignSpec
@@ -399,16 +413,14 @@ class DPLR(Released, ModelFields, _Inference):
         What :func:`privatelr.vcov`, :func:`privatelr.confint` and the summary's coefficient
         table need (``dplr(..., inference=True)``; computed exactly at ``eps=0``); part of the
         release, saved with the model.
-
-    The diagnostics (not private)
-    ------------------------------
     diagnostics : Diagnostics or None
-        ``CIndex``, ``value``, ``counts``, ``message``, ``n_exceeding`` and ``n_clipped`` read
-        it (NaN / empty / 0 when the model was loaded without them).
+        **Not private** (not part of the release): ``CIndex``, ``value``, ``counts``,
+        ``message``, ``n_exceeding`` and ``n_clipped`` read it (NaN / empty / 0 when the model
+        was loaded without them).
     """
 
     coef: np.ndarray
-    spec: object
+    spec: Any
     calibration: Calibration
     data_norm: float
     p_tr: float
@@ -419,7 +431,7 @@ class DPLR(Released, ModelFields, _Inference):
     call: str
     n_dropped: int = 0
     tuning: TuningRecord | None = None
-    inference: object = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
     glm: object = field(default=None, repr=False)
 
@@ -861,8 +873,8 @@ class WALRResult(_Inference):
     lr: float | None = None
     batch_size: int | None = None
     direction: np.ndarray | None = None
-    model_spec: object = field(default=None, repr=False)
-    inference: object = field(default=None, repr=False)
+    model_spec: Any = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))

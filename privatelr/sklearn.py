@@ -90,6 +90,7 @@ import dataclasses
 import inspect
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -338,6 +339,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             self.coef_ = coef.reshape(1, -1)
         self.classes_ = classes
         self.lambda_used_ = result.lambda_
+        assert result.diagnostics is not None       # a fresh fit has them
         self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
         self.result_ = result.release()  # the release only, no solver report
         self.n_clipped_ = int(n_clipped)
@@ -632,7 +634,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n, 2) (or (n, K)), columns in the order of ``classes_``;
         ``X`` as for :meth:`decision_function` (dense, ``scipy.sparse`` or Dask)."""
-        z = self.decision_function(X)
+        z: Any = self.decision_function(X)            # an ndarray, or Dask's for Dask X
         if z.ndim == 2:
             from scipy.special import softmax
 
@@ -644,7 +646,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed stably (``X`` dense, sparse or Dask)."""
-        z = self.decision_function(X)
+        z: Any = self.decision_function(X)            # an ndarray, or Dask's for Dask X
         if z.ndim == 2:
             from scipy.special import log_softmax
 
@@ -656,7 +658,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the log-odds are positive); ``X`` dense,
         ``scipy.sparse`` or Dask."""
-        z = self.decision_function(X)  # checks fitted state first
+        z: Any = self.decision_function(X)  # checks fitted state first; Dask's for Dask X
         if z.ndim == 2:
             if is_dask(z):
                 return z.map_blocks(_most_probable, self.classes_, drop_axis=1,
@@ -725,7 +727,7 @@ def _several(classes) -> bool:
             and hasattr(classes, "__len__") and len(classes) > 2)
 
 
-def _declared_classes(classes, y: np.ndarray, *, learn: bool):
+def _declared_classes(classes, y: Any, *, learn: bool):
     """``(classes_, y coded 0/1, class codes or None)``: declared classes (two, or K > 2 with
     each label's position as its code), 0/1 or bool labels, or (``learn``, a non-private fit)
     the two values of ``y``."""

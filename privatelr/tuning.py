@@ -365,7 +365,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         accountant.spend(eps, delta, note=f"tune_classification_model over {m} candidates "
                          "(disjoint groups + exponential mechanism)")
     # fit copies: the caller's objects stay untouched until the choice is made
-    fitted = []
+    fitted: list = []
     errors = np.empty(m)
     y_valid = ya[valid]
     for j, (mdl, rows) in enumerate(zip(models, train)):
@@ -477,7 +477,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     if ledger is not None:  # charged before any candidate touches the data; not refunded
         ledger.spend(eps, delta, note=f"tune_classification_model over {m} "
                      "DPLogisticRegression candidates (disjoint groups + exponential mechanism)")
-    fitted = []
+    fitted: list = []
     errors = np.empty(m)
     y_valid = ya[valid]
     for mdl, rows in zip(models, train):
@@ -617,7 +617,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         if selection == "random_stopping":
             groups = [frame] * (m + 1)
             n = int(compute(frame.shape[0])[0])
-            sizes = (n,)
+            sizes: tuple[int, ...] = (n,)
         else:
             groups, n = position_groups(frame, m + 1)
             train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
@@ -666,7 +666,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     if accountant is not None:  # charged before any candidate is fitted; not refunded
         accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
                          "(disjoint groups + exponential mechanism)")
-    fits = []
+    fits: list = []                     # binary DPLR fits (dplr_tune is not multiclass)
     for j, lam in enumerate(lambdas):   # a loop, not a comprehension: warnings name the caller
         fits.append(fit_frame(spec, groups[j], call=f"dplr_tune candidate {j + 1}",
                               lambda_=lam, eps=eps, verbose=verbose, rp_dim=rp_dim,

@@ -258,8 +258,8 @@ class DaskERMObjective:
         self.passes = 0
         self.value_scale = 0.0
         self._f32 = self.d >= HESSIAN_F32_MIN_D
-        self._ahead = None  # (w, f, g, H) prepared by the last line search at t = 1
-        self._last = None   # (w, f, g, H) of the last evaluation
+        self._ahead: tuple | None = None  # (w, f, g, H) of the last line search at t = 1
+        self._last: tuple | None = None   # (w, f, g, H) of the last evaluation
 
     def subsample(self, m: int) -> "DaskERMObjective":
         """The same objective on every ``k``-th row (``k = n // m``), persisted on the workers.
@@ -378,7 +378,7 @@ class DaskSoftmaxObjective(SoftmaxObjective):
     (True, (6, 6))
     """
 
-    hessp = None
+    hessp = None  # type: ignore[assignment]  # no Hessian-vector products: exact Hessians
 
     def __init__(self, X, aux, classes: int, lambda_: float, noise=None, *, n: int):
         self.X, self.aux = X, aux
@@ -466,7 +466,8 @@ def _verified(*arrays) -> list:
     present = [a for a in arrays if a is not None]
     blocks = [a.to_delayed().ravel() for a in present]
     prints = dask.compute(*[dask.delayed(_fingerprint)(*row) for row in zip(*blocks)])
-    out, k = [], 0
+    out: list = []
+    k = 0
     for a in arrays:
         if a is None:
             out.append(None)
@@ -497,7 +498,7 @@ def _fingerprint(*arrays) -> tuple:
     4.7 ms for the word sum and 113 ms for BLAKE2b, which SHA-256's hardware instructions beat
     there (``benchmarks/bench_fingerprint.py``, RESULTS.md) — roughly a fifth of a streamed
     pass over the block; hashlib releases the GIL, so partitions are hashed in parallel."""
-    out = []
+    out: list = []
     for a in arrays:
         if a is None:
             out.append(None)
@@ -684,9 +685,8 @@ class DaskRows:
         self.w = _as_dask_vector("weights", weights, X.chunks[0], n_rows, da)
         self.codes = _as_dask_vector("codes", codes, X.chunks[0], n_rows, da)
         if self.y is not None or self.w is not None or self.codes is not None:
-            done = _keep(self.persisted, *[a for a in (self.y, self.w, self.codes)
-                                           if a is not None])
-            it = iter(done)
+            it = iter(_keep(self.persisted, *[a for a in (self.y, self.w, self.codes)
+                                              if a is not None]))
             self.y = next(it) if self.y is not None else None
             self.w = next(it) if self.w is not None else None
             self.codes = next(it) if self.codes is not None else None

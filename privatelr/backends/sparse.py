@@ -18,6 +18,8 @@ and the scan, calibrates and draws the noise; only where the rows live differs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, is_sparse,
@@ -53,7 +55,7 @@ class SparseRows:
         if self.n == 0 or self.d == 0:
             raise ValueError(f"X must have at least one row and one column, got shape "
                              f"{self.matrix.shape}")
-        self.y = None if y is None else as_pm1_labels("y", y, self.n)
+        self.y: Any = None if y is None else as_pm1_labels("y", y, self.n)
         self.w, self.weights_bound = as_weights("weights", weights, self.n, "weights_bound",
                                                 weights_bound)
         self.weighted = self.w is not None

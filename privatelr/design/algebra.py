@@ -55,8 +55,8 @@ import warnings
 from dataclasses import dataclass
 
 from .poly import column_suffixes, is_poly
-from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Num, Paren, Str, Unary, deparse,
-                      number_value, walk)
+from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Node, Num, Paren, Str, Unary,
+                      deparse, number_value, walk)
 
 __all__ = ["Terms", "expand_terms", "design_columns", "expand_dot", "intercept_of",
            "strip_parens", "split_offsets", "MAX_TERMS", "MAX_COLUMNS", "MAX_PRODUCTS", "FC_PART"]
@@ -99,10 +99,12 @@ def split_offsets(terms) -> tuple:
     """
     node = strip_parens(terms)
     found = []
+    rest: Node
     if _is_offset(node):
         found, rest = [node], Num("1")
     elif isinstance(node, Chain) and set(node.ops) <= {"+", "-"}:
-        kept, ops = [], []
+        kept: list = []
+        ops: list = []
         for i, operand in enumerate(node.operands):
             op = "+" if i == 0 else node.ops[i - 1]
             if _is_offset(operand):

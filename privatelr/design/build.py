@@ -197,6 +197,7 @@ def build_design(formula, data, *, levels: dict | None = None, learn: bool = Tru
     rows = spec.rows(frame, raw=True)
     if rows.X.shape[0] == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
+    assert rows.y is not None               # the rows were asked with their response
     yvec = eval_rows(parse(spec.response_source, max_length=MAX_STORED_LENGTH),
                      Columns(frame, spec.variable_kinds),
                      LevelBook(dict(spec.levels), params=dict(spec.params)), len(frame),

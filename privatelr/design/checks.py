@@ -13,6 +13,7 @@ a zero scale or search unsorted breaks. Every failure is a ``ValueError`` naming
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
 from .poly import is_poly, stored_poly_problem
 from .rsyntax import MAX_LENGTH, MAX_STORED_LENGTH, Call, deparse, walk
@@ -30,7 +31,7 @@ _MAX_ITEMS = 1_000_000
 _MAX_RHS = 32 * MAX_LENGTH
 
 
-def _fail(msg: str):
+def _fail(msg: str) -> NoReturn:
     raise ValueError(f"design: {msg}")
 
 

@@ -11,6 +11,8 @@ again (:meth:`privatelr.design.DesignSpec.from_dict`), so the two cannot disagre
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -84,8 +86,8 @@ def response_coding(lhs, yk: Kind, book: LevelBook, cols: Columns, n: int, respo
             return "numeric", [0, 1], [0, 1]
         vec = eval_rows(lhs, cols, book, n, response)
         vals = np.unique(vec.data[~np.isnan(vec.data)])
-        levels = [int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v)
-                  for v in vals.tolist()]
+        levels: Any = [int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v)
+                       for v in vals.tolist()]
         if not levels:
             raise ValueError(f"the response {response!r} has no values")
         if set(levels) <= {0, 1}:        # R's 0/1 coding, also when one value is absent
@@ -126,7 +128,8 @@ def two_labels(levels: list) -> list:
     return [levels[0], f"not {first}"]
 
 
-def atom_levels(node, k: Kind, book: LevelBook, cols: Columns, n: int, learn: bool, why: str):
+def atom_levels(node, k: Kind, book: LevelBook, cols: Columns | None, n: int, learn: bool,
+                why: str):
     if k.kind == "num":
         return {"kind": "numeric", "levels": None}
     if k.kind == "lgl":
@@ -136,6 +139,7 @@ def atom_levels(node, k: Kind, book: LevelBook, cols: Columns, n: int, learn: bo
     if levels is None or (learn and k.kind == "fct" and k.levels is None):
         if not learn:
             raise ValueError(undeclared(key, why, book.hint))
+        assert cols is not None             # learning levels reads the rows
         vec = eval_rows(node, cols, book, n, deparse(node))
         levels = vec.levels if vec.kind == "fct" else book.resolve(key, vec)
         book.learned_any = True

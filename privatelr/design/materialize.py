@@ -35,12 +35,12 @@ _BLOCK = 8192
 def _plan(spec) -> list:
     """Per design column: None (the intercept) or its parts ``(kind, atom id, index)``."""
     atoms = {a["id"]: a for a in spec.atoms}
-    plan = []
+    plan: list = []
     for name in spec.formulaic_columns:
         if name == "Intercept":
             plan.append(None)
             continue
-        parts = []
+        parts: list = []
         for part in name.split(":"):
             m = FC_PART.match(part)
             if m is None:
@@ -86,7 +86,7 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     source = _sources(spec, atoms, complete, n)
     # a factor's own dummy columns (main effects) are set by one scatter per block: zeros,
     # then 1 at (row, column of the row's level); every other column is a product of parts
-    dummies = {}
+    dummies: dict = {}
     for j, parts in enumerate(plan):
         if parts is not None and len(parts) == 1 and parts[0][0] == "factor":
             aid, level = parts[0][1], parts[0][2]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -155,7 +156,7 @@ class Preprocess:
         from .._validation import is_sparse
 
         if is_sparse(X):
-            return self._apply_sparse(X.tocsr(), int(intercept))
+            return self._apply_sparse(cast(Any, X).tocsr(), int(intercept))
         k = int(intercept)
         cov = X[:, k:]
         if self.divisors is not None:

@@ -49,7 +49,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
+from typing import NoReturn, Union
 
 __all__ = ["Num", "Str", "Name", "Const", "Dot", "Paren", "Unary", "Binary", "Chain", "Call", "Arg",
            "Node", "parse", "deparse", "names_in", "walk", "number_value", "r_number",
@@ -212,7 +212,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
     for m in _TOKEN_RE.finditer(text):
         if m.start() != pos:                          # finditer skipped what no token reads
             break
-        kind, value = m.lastgroup, m.group()
+        kind, value = m.lastgroup or "", m.group()
         if kind == "num" and value.endswith("i"):
             raise ValueError(f"formula: complex numbers ({value}) are not supported")
         if kind == "op" and value in _REFUSED_OPS:
@@ -282,7 +282,7 @@ class _Parser:
         self.i += 1
         return tok
 
-    def _fail(self, what: str):
+    def _fail(self, what: str) -> NoReturn:
         raise ValueError(f"formula: {what} in {_short(self.text)}")
 
     def _expect(self, value: str) -> None:

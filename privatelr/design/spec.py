@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -199,10 +200,10 @@ class DesignSpec:
             yvec = eval_rows(_stored(self.response_source), cols, book, n, self.response)
             codes, ymiss = code_response(yvec, self, what)
             complete &= ~ymiss
-        atoms = {}
+        atoms: dict = {}
         for atom in self.atoms:
             if atom["kind"] == "matrix":
-                node = _stored(atom["name"])
+                node: Any = _stored(atom["name"])
                 xvec = eval_rows(poly_options(node)[0], cols, book, n, atom["name"])
                 if xvec.kind not in ("num", "lgl"):
                     raise ValueError(f"{what}: {atom['name']!r} needs numbers but its variable "
@@ -225,8 +226,7 @@ class DesignSpec:
         for text in self.offsets:
             vec = eval_rows(_stored(text), cols, book, n, f"offset({text})")
             values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
-            missing = np.broadcast_to(vec.missing(), (n,))
-            complete &= ~missing
+            complete &= ~np.broadcast_to(vec.missing(), (n,))
             offset = values if offset is None else offset + values
         if offset is not None:
             with np.errstate(invalid="ignore"):

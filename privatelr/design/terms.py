@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -556,7 +556,7 @@ def _cut_options(call: Call) -> _Cut:
         if len(set(fixed)) != len(fixed):
             raise ValueError(f"formula: {deparse(call)}: 'breaks' are not unique")
         k = len(fixed) - 1
-    labels = None
+    labels: bool | tuple | None = None
     if "labels" in b:
         vals = literal_values(b["labels"])
         if vals == [False]:
@@ -638,7 +638,8 @@ def _kind_cut(call, kinds, book):
         if key not in book.params:
             return Kind("fct", key, None)
         breaks = tuple(book.params[key])
-    return Kind("fct", key, opt.labels or _cut_labels(breaks, opt))
+    return Kind("fct", key, opt.labels if isinstance(opt.labels, tuple) else
+                _cut_labels(breaks, opt))
 
 
 def _run_cut(call, args, book):
@@ -929,15 +930,15 @@ def infer(node: Node, types: Mapping[str, str], book: LevelBook) -> Kind:
         _check_comparison(node.op, left, right, node)
         return Kind("lgl")
     if isinstance(node, Chain):
-        kinds = [infer(o, types, book) for o in node.operands]
-        acc = kinds[0]
-        for op, k in zip(node.ops, kinds[1:]):
+        operand_kinds = [infer(o, types, book) for o in node.operands]
+        acc = operand_kinds[0]
+        for op, k in zip(node.ops, operand_kinds[1:]):
             acc = _infer_binary(op, acc, k, node)
         return acc
     if isinstance(node, Call):
-        fn = FUNCTIONS.get(node.fn)
-        bound = _bind(node)
-        kinds = {}
+        bound = _bind(node)                 # refuses a function that is not whitelisted
+        fn = FUNCTIONS[node.fn]
+        kinds: dict[str, Any] = {}
         for p, v in bound.items():
             if p in fn.literal:
                 continue
@@ -1004,9 +1005,9 @@ def _eval(node: Node, cols: Columns, book: LevelBook) -> Vec:
     if isinstance(node, Str):
         return Vec("chr", np.array([node.value], dtype=object))
     if isinstance(node, Const):
-        value = {"TRUE": ("lgl", 1.0), "FALSE": ("lgl", 0.0), "NA": ("lgl", np.nan),
+        const = {"TRUE": ("lgl", 1.0), "FALSE": ("lgl", 0.0), "NA": ("lgl", np.nan),
                  "Inf": ("num", np.inf), "NaN": ("num", np.nan)}[node.id]
-        return Vec(value[0], np.array([value[1]]))
+        return Vec(const[0], np.array([const[1]]))
     if isinstance(node, Name):
         if node.id in cols:
             vec = cols.get(node.id)
@@ -1044,9 +1045,9 @@ def _eval(node: Node, cols: Columns, book: LevelBook) -> Vec:
             acc = _apply(op, acc, _eval(operand, cols, book), node)
         return acc
     if isinstance(node, Call):
-        fn = FUNCTIONS.get(node.fn)
-        bound = _bind(node)
-        args = {}
+        bound = _bind(node)                 # refuses a function that is not whitelisted
+        fn = FUNCTIONS[node.fn]
+        args: dict[str, Any] = {}
         for p, v in bound.items():
             if p in fn.literal:
                 args[p] = None

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,7 +59,7 @@ class Vec:
 
     kind: str
     data: np.ndarray
-    levels: tuple | None = None
+    levels: Any = None          # a tuple when kind == "fct" (mypy cannot narrow by kind)
 
     def __len__(self) -> int:
         return int(self.data.shape[0])

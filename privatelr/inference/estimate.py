@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -267,7 +268,7 @@ def unit_matrix(model) -> np.ndarray | None:
     """``M`` with coefficients per unit of the data's columns ``M @ w`` (``w`` on the fitted
     scale), or None when the model has no public linear map (no ``bounds=``; or a random
     projection or R's data-driven scaling, which are not inverted)."""
-    spec = getattr(model, "spec", None)
+    spec: Any = getattr(model, "spec", None)
     pre = getattr(spec, "preprocess", None)
     if pre is None or (pre.divisors is None and not pre.shifts):
         return None

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ _ROWS = 20_000
 
 @dataclass(frozen=True)
 class InferencePlan:
-    """What :func:`inference_plan` expects of a fit (module docstring).
+    """What :func:`inference_plan` expects of a fit (see :mod:`privatelr.inference.plan`).
 
     Attributes
     ----------
@@ -83,7 +84,7 @@ class InferencePlan:
     kappa: float
     p_intervals: float
     p_claimed: float
-    width_ratio: object
+    width_ratio: Any
     verdict: str
     prevalence: float
 
@@ -129,7 +130,7 @@ def _design(n_rows: int, formula, bounds, d, data_norm, rng):
                          "the columns only from their public ranges and levels")
     if not isinstance(bounds, PublicBounds):
         bounds = public_bounds(bounds)
-    tree = parse(formula)
+    tree: Any = parse(formula)
     lhs = set(names_in(tree.left)) if getattr(tree, "op", None) == "~" else set()
     frame = {}
     for col, (lo, hi) in bounds.ranges.items():
@@ -162,8 +163,13 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
                    d: int | None = None, data_norm: float | None = None,
                    inference=True, method: str = "objective", delta: float = 0.0,
                    prevalence: float = 0.5, random_state: int = 0) -> InferencePlan:
-    """What a private fit's intervals will look like, before anything is spent (module
-    docstring).
+    """What a private fit's intervals will look like, before anything is spent.
+
+    From public inputs only (``n``, ε, the formula and its public bounds), simulate the
+    calibration and the private information release of ``dplr(..., inference=...)``, assuming
+    columns uniform over their public ranges and no effects beyond ``prevalence``; no data is
+    read, so it costs no privacy. Says how likely the fit is to give intervals and how wide
+    they will be next to glm's (a guide, usually optimistic: :mod:`privatelr.inference.plan`).
 
     Parameters
     ----------
@@ -184,6 +190,19 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     random_state : int
         Seed of the public synthetic design and of the simulated release noise (no private
         randomness is involved).
+
+    Returns
+    -------
+    InferencePlan
+        ``verdict`` (``"likely"``, ``"possible"`` or ``"unlikely"``), the chances
+        ``p_intervals`` and ``p_claimed``, the relative noise ``kappa``, the default λ and
+        ``width_ratio`` (per coefficient); ``print(plan)`` shows them.
+
+    Examples
+    --------
+    >>> from privatelr import inference_plan
+    >>> inference_plan(50_000, 1.0, d=4, data_norm=1.0).verdict
+    'likely'
     """
     from ..calibration import calibrate, check_method, default_lambda, norm_bound
     from ..mechanisms import check_random_state
@@ -197,6 +216,7 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     if share is None:
         raise ValueError("inference= must be True or a share of eps in (0, 1)")
     eps_fit, eps_info = split_budget(eps, share)
+    assert eps_info is not None             # a share was given
     rng = check_random_state(random_state)
     X, M, names, dn, intercept = _design(_ROWS, formula, bounds, d, data_norm, rng)
     dim = X.shape[1]

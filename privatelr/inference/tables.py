@@ -16,6 +16,7 @@ WALR's Gaussian release, the Gaussian methods) it is the usual Estimate / Std. E
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,14 @@ def vcov(model, *, scale: str = "data"):
     the known covariance of the privacy noise (:mod:`privatelr.inference`); needs a model fitted
     with ``inference=True``. Non-private fits: glm's.
 
+    Parameters
+    ----------
+    model : DPLR
+        A fit of :func:`privatelr.dplr` (or :func:`privatelr.walr`).
+    scale : {"data", "mapped"}
+        ``"data"`` (default): per unit of the original columns (the public map of
+        ``bounds=`` inverted exactly); ``"mapped"``: the scale the model was fitted on.
+
     Examples
     --------
     >>> from privatelr import dplr, vcov
@@ -93,6 +102,21 @@ def confint(model, parm=None, level: float = 0.95, *, method: str | None = None,
     says ``"claimed"`` or ``"conservative"``. Non-private models (``eps=0``): R's profile
     likelihood (``method="profile"``, the default, as R's ``confint(glm)``) or Wald's
     (``method="wald"``, R's ``confint.default``).
+
+    Parameters
+    ----------
+    model : DPLR
+        A fit of :func:`privatelr.dplr` (or :func:`privatelr.walr`); a private one needs
+        ``inference=True`` at fit time.
+    parm : list of str, optional
+        The coefficients to report (default: all).
+    level : float
+        The confidence level, in (0, 1).
+    method : {"profile", "wald"}, optional
+        Non-private fits only (see above).
+    scale : {"data", "mapped"}
+        ``"data"`` (default): per unit of the original columns (the public map of
+        ``bounds=`` inverted exactly); ``"mapped"``: the scale the model was fitted on.
 
     Examples
     --------
@@ -210,8 +234,10 @@ def coef_table(model, *, level: float | None = None, exponentiate: bool = False,
     ``level`` adds the interval's columns; ``exponentiate=True`` reports odds ratios
     (``exp`` of the estimate and of the interval's ends, per unit of the column on ``scale``;
     the standard error, z and p stay on the log-odds scale, as in R's
-    ``exp(cbind(coef, confint))``). ``z value`` is the normal score of the exact p-value (module
-    docstring). A private fit without inference gives its point estimates (and odds ratios)
+    ``exp(cbind(coef, confint))``). ``z value`` is the normal score of the exact p-value
+    (:mod:`privatelr.inference`). ``model`` is a fit of :func:`privatelr.dplr` or
+    :func:`privatelr.walr`; ``scale`` is ``"data"`` (per unit of the original columns, the
+    default) or ``"mapped"`` (the fitted scale). A private fit without inference gives its point estimates (and odds ratios)
     only: they cost nothing more. ``table.attrs`` holds ``scale`` and ``quality``.
 
     Examples
@@ -242,7 +268,7 @@ def coef_table(model, *, level: float | None = None, exponentiate: bool = False,
     else:
         inf = for_model(model, scale)
         se = np.sqrt(np.diag(inf.vcov))
-        p = []
+        p: Any = []
         for j in range(len(inf.names)):
             c = np.zeros(len(inf.names))
             c[j] = 1.0
@@ -272,7 +298,8 @@ def tidy(model, *, conf_int: bool = True, level: float = 0.95, exponentiate: boo
 
     A private fit without inference has point estimates only: ``conf_int=False`` gives them
     (``std_error``, ``statistic`` and ``p_value`` NaN); asking for intervals raises and says how
-    to get them.
+    to get them. ``model``, ``level``, ``exponentiate`` and ``scale`` are those of
+    :func:`coef_table`.
 
     Examples
     --------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import textwrap
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..design import r_number
 
@@ -133,7 +133,7 @@ class DPLRSummary:
     common: dict
     coefficients: dict
     notes: list = field(default_factory=list)
-    table: object = None
+    table: Any = None
     table_title: str = ""
     per_class: dict | None = None
     headline: str | None = None
