@@ -32,6 +32,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -433,7 +434,7 @@ class DPLR(Released, ModelFields, _Inference):
     tuning: TuningRecord | None = None
     inference: Any = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
-    glm: object = field(default=None, repr=False)
+    glm: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))

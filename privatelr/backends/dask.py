@@ -505,7 +505,7 @@ def _fingerprint(*arrays) -> tuple:
             continue
         data = np.ascontiguousarray(a, dtype=np.float64)
         digest = hashlib.sha256(repr((data.shape, np.asarray(a).dtype.str)).encode())
-        digest.update(memoryview(data.reshape(-1)).cast("B"))
+        digest.update(data.reshape(-1).view(np.uint8).data)
         out.append((a.shape, digest.hexdigest()))
     return tuple(out)
 

@@ -138,7 +138,7 @@ def check_params(params: dict, trees: list) -> None:
     ``poly`` call in ``trees`` (the formula) and holds what that call needs (see
     :func:`~privatelr.design.terms.stored_params_problem` and
     :func:`~privatelr.design.poly.stored_poly_problem`)."""
-    calls = {}
+    calls: dict = {}
     for tree in trees:
         for node in walk(tree):
             if isinstance(node, Call) and node.fn in ("cut", "scale", "poly"):

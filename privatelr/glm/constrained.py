@@ -125,7 +125,7 @@ class ConstrainedFitter:
         """Use ``hess`` (full d x d) for the next steps and tangents."""
         self.hess = hess
         self.solver = SPDSolver(hess[np.ix_(self.free, self.free)])
-        self._tangent = None
+        self._tangent: tuple[np.ndarray, np.ndarray] | None = None
 
     def tangent(self) -> np.ndarray:
         """:math:`d\beta/db` along the profile path (1 in position ``j``), from the current
@@ -141,6 +141,7 @@ class ConstrainedFitter:
         """A start for the refit at ``b``: ``point`` moved along the tangent (coefficients and
         linear predictor; one pass over the rows per Hessian, not per point)."""
         t = self.tangent()
+        assert self._tangent is not None              # set by tangent()
         db = b - point.beta[self.j]
         beta = point.beta + t * db
         beta[self.j] = b

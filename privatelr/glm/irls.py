@@ -174,6 +174,7 @@ def irls(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray, 
             converged = True
             break
         dev_old = dev
+    assert factor is not None                      # at least one step was taken
     return IRLSResult(coefficients=coef, eta=eta, mu=mu, deviance=dev, factor=factor,
                       iterations=it, converged=converged)
 

@@ -98,6 +98,7 @@ def profile_points(fit: GLMFit, data: GLMData, j: int, level: float,
         while step < MAXSTEPS and abs(z) < zmax:
             b = float(beta_hat[j] + sign * step * step_size)
             if guarded:                   # R's own iterations from R's start
+                assert free is not None           # the free columns exist when guarded
                 res = irls(free, data.y, data.weights, data.offset + X[:, j] * b, eta,
                            tol=fit.tol, maxit=fit.maxit, solver=data.solver)
                 eta, dev = res.eta, res.deviance
@@ -239,7 +240,8 @@ def profile_confint(fit: GLMFit, X, y, weights=None, offset=None, *, level: floa
         else:
             fitter = ConstrainedFitter(data.X, data.y, data.weights, data.offset, j, hess)
             for sign, out in ((-1.0, lower), (1.0, upper)):
-                if j in unbounded and fit.separation.direction[j] * sign > 0:
+                direction = fit.separation.direction
+                if j in unbounded and direction is not None and direction[j] * sign > 0:
                     out[k] = sign * np.inf
                     notes.append(f"{name}: the {'lower' if sign < 0 else 'upper'} end is "
                                  f"{'-' if sign < 0 else '+'}inf — the likelihood keeps "

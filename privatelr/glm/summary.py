@@ -126,8 +126,10 @@ class GLMSummary:
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"glm: {k} must be a non-negative integer")
         return cls(names=tuple(names), coefficients=coef, covariance=cov,
-                   **{k: float(body[k]) for k in _NUMBERS},
-                   **{k: int(body[k]) for k in _COUNTS}, problem=body["problem"])
+                   deviance=float(body["deviance"]), null_deviance=float(body["null_deviance"]),
+                   loglik=float(body["loglik"]), aic=float(body["aic"]), bic=float(body["bic"]),
+                   df_residual=int(body["df_residual"]), df_null=int(body["df_null"]),
+                   nobs=int(body["nobs"]), problem=body["problem"])
 
 
 def _rebuild(state: dict) -> GLMSummary:
@@ -155,6 +157,8 @@ def glm_summary(X, y01, weights, offset, names, intercept: bool) -> GLMSummary:
     keep = X.size <= KEEP_ROWS_MAX and not problem
     return GLMSummary(names=names, coefficients=np.asarray(fit.coefficients, float),
                       covariance=np.asarray(fit.covariance, float),
-                      **{k: float(getattr(fit, k)) for k in _NUMBERS},
-                      **{k: int(getattr(fit, k)) for k in _COUNTS}, problem=problem,
+                      deviance=float(fit.deviance), null_deviance=float(fit.null_deviance),
+                      loglik=float(fit.loglik), aic=float(fit.aic), bic=float(fit.bic),
+                      df_residual=int(fit.df_residual), df_null=int(fit.df_null),
+                      nobs=int(fit.nobs), problem=problem,
                       rows=(X, y01, weights, offset, fit) if keep else None)
