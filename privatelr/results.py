@@ -418,6 +418,11 @@ class DPLR(Released, ModelFields, _Inference):
         **Not private** (not part of the release): ``CIndex``, ``value``, ``counts``,
         ``message``, ``n_exceeding`` and ``n_clipped`` read it (NaN / empty / 0 when the model
         was loaded without them).
+    glm : privatelr.glm.GLMSummary or None
+        A non-private fit's glm (the unpenalised maximum-likelihood fit of R's
+        ``glm(family = binomial)``): its coefficient table, ``deviance``, ``null_deviance``,
+        ``aic``, ``bic`` and :meth:`logLik`, and, in the fitting session, the rows that
+        ``confint`` profiles; None for private fits (those are statistics of the raw rows).
     """
 
     coef: np.ndarray
