@@ -1,7 +1,7 @@
 r"""A scikit-learn estimator for ε-differentially private logistic regression.
 
 Needs the optional extra ``pip install "privatelr[sklearn]"``; ``import privatelr`` never imports
-this module or scikit-learn.
+this module or scikit-learn. Import the estimator from :mod:`privatelr.sklearn`.
 
 :class:`DPLogisticRegression` follows scikit-learn's estimator contract (``get_params`` /
 ``set_params``, ``fit``, ``predict``, ``predict_proba``, ``decision_function``, ``classes_``,
@@ -35,8 +35,11 @@ Privacy contract
   :math:`a_i \le A` (its noise scales by ``A``: :mod:`privatelr.calibration`, *Reduction to
   the unit ball*).
 * Anything fitted on the data *before* this estimator in a pipeline (``StandardScaler``,
-  feature selection) looks at the data without privacy: use transformations with public
-  constants (e.g. a ``FunctionTransformer`` dividing by known ranges).
+  imputers, feature selection) looks at the data without privacy: a private fit that is the
+  last step of a scikit-learn pipeline warns (:class:`~privatelr.exceptions.PrivacyWarning`,
+  :func:`privatelr.sklearn.learned_statistics` says what counts). Map the columns with
+  public constants instead: :class:`~privatelr.sklearn.PublicBoundsTransformer` with
+  ``data_norm="from_bounds"`` (:mod:`privatelr.sklearn.bounds`).
 * Every private fit spends ``eps``. With ``accountant=`` the fit is refused
   (:class:`~privatelr.exceptions.BudgetExceededError`) before the data are read when the budget
   would be exceeded, and charged ``eps`` once it is known to be releasable. scikit-learn's
@@ -99,17 +102,19 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from functools import partial
 
-from . import erm
-from ._validation import as_weights, check_bool, check_real, is_sparse, real_vector, \
+from .. import erm
+from .._validation import as_weights, check_bool, check_real, is_sparse, real_vector, \
     with_intercept
-from .accountant import require_budget
-from .backends import as_rows, compute, is_dask
-from .calibration import check_method, default_lambda, default_lambda_inference_output, \
+from ..accountant import require_budget
+from ..backends import as_rows, compute, is_dask
+from ..calibration import check_method, default_lambda, default_lambda_inference_output, \
     norm_bound
-from .inference.release import check_inference, split_budget
-from .exceptions import PrivacyWarning
-from .mechanisms import check_random_state
-from .results import SEED_GIVEN
+from ..inference.release import check_inference, split_budget
+from ..exceptions import PrivacyWarning
+from ..mechanisms import check_random_state
+from ..results import SEED_GIVEN
+from .pipeline import PipelineChecked, enclosing_pipelines, resolve_data_norm, steps_before, \
+    warn_learned
 
 __all__ = ["DPLogisticRegression"]
 
@@ -124,7 +129,8 @@ class _SeedGiven:
 
 #: The estimator's ending of :data:`privatelr.erm.OUTSIDE_BOUND` (the rule dplr applies).
 OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm and a "
-                "public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)")
+                "public map: privatelr.sklearn.PublicBoundsTransformer before "
+                "DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)")
 
 #: The formats ``validate_data`` accepts as they are; other ``scipy.sparse`` formats become CSR.
 SPARSE_FORMATS = ("csr",)
@@ -138,7 +144,7 @@ MODEL_SELECTION_WARNING = (
     "DPLogisticRegression candidates) or privatelr.dplr_tune, which spend eps once")
 
 
-class DPLogisticRegression(ClassifierMixin, BaseEstimator):
+class DPLogisticRegression(PipelineChecked, ClassifierMixin, BaseEstimator):
     r"""ε-differentially private L2-regularised logistic regression, scikit-learn API (binary, or
     multinomial over K > 2 declared ``classes``).
 
@@ -164,8 +170,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         (ε, δ)-differentially private with ``delta``.
     delta : float, default=0.0
         δ in (0, 1) of the Gaussian methods (well below ``1/n``); 0 otherwise.
-    data_norm : float, default=1.0
+    data_norm : float or "from_bounds", default=1.0
         Public bound on the L2 norm of every feature row (intercept excluded).
+        ``"from_bounds"`` takes it from the step before the estimator in a scikit-learn
+        pipeline: a :class:`~privatelr.sklearn.PublicBoundsTransformer` (or a
+        ``ColumnTransformer`` of them), whose :attr:`~PublicBoundsTransformer.data_norm` is
+        derived from the declared bounds (with ``norm="rms"`` rows above it are clipped, as
+        ``clip=True``). A number that differs from the bound of such a step warns.
     clip : bool, default=False
         Clip rows above ``data_norm`` onto it. Without it a private fit with such a row raises
         ``ValueError`` (fail closed).
@@ -252,7 +263,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, eps: float = 1.0, *, alpha: float | None = None,
-                 lambda_: float | None = None, method: str = "objective", data_norm: float = 1.0,
+                 lambda_: float | None = None, method: str = "objective",
+                 data_norm: float | str = 1.0,
                  clip: bool = False, fit_intercept: bool = True, classes=None,
                  sample_weight_bound: float | None = None, accountant=None, random_state=None,
                  delta: float = 0.0, inference=None):
@@ -316,7 +328,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         >>> DPLogisticRegression(eps=1.0, data_norm=0.5).fit(X, y)
         Traceback (most recent call last):
         ...
-        ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public map: privatelr.sklearn.PublicBoundsTransformer before DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)
         """
         private, rows, scan, options, classes, n_clipped = self._prepare(
             X, y, sample_weight, announce=True)
@@ -328,7 +340,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         result = erm.fit_rows(rows, rng=rng, scan=scan, accountant=accountant, **options)
         coef = result.coef
         if result.inference is not None:          # one estimate: the bias-corrected one
-            from .inference import point_estimate
+            from ..inference import point_estimate
 
             coef = point_estimate(result)[0]
         if self.fit_intercept:
@@ -349,8 +361,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """K > 2 declared classes: the softmax model (:func:`privatelr.multinomial.fit_rows`)
         on the rows :meth:`_prepare` built — the same checks, clipping and backends as the
         binary model, the multinomial calibration and default λ (penalty ε/10)."""
-        from . import multinomial
-        from .calibration import default_lambda_multinomial
+        from .. import multinomial
+        from ..calibration import default_lambda_multinomial
 
         lam = self._requested_lambda()
         if lam is None:
@@ -393,7 +405,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         >>> DPLogisticRegression().check_fit(X, np.array([1, 0, 1]))
         Traceback (most recent call last):
         ...
-        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public map: privatelr.sklearn.PublicBoundsTransformer before DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)
         >>> DPLogisticRegression(clip=True).check_fit(X, np.array([1, 0, 1]))
         """
         self._prepare(X, y, sample_weight, announce=False)
@@ -404,8 +416,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         # the settings first: a refused fit reads no data (and charges nothing)
         for name in ("clip", "fit_intercept"):
             check_bool(name, getattr(self, name))
-        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
+        # the pipeline fitting this estimator, if any: the public map before it gives
+        # data_norm="from_bounds"; a step that learned from the rows warns (below)
+        chain = enclosing_pipelines(self)
+        B, clip = resolve_data_norm(self, self.data_norm, self.clip, chain, stacklevel=3)
         private = erm.cal_private(eps)
         requested = self._requested_lambda()
         A = None
@@ -434,6 +449,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 warnings.warn(MODEL_SELECTION_WARNING.format(name=type(self).__name__,
                                                              where=where, eps=eps),
                               PrivacyWarning, stacklevel=3)
+            if chain:
+                warn_learned(steps_before(chain), self, eps, stacklevel=3)
 
         if is_dask(X, y, sample_weight):
             X, y = self._dask_data(X, y, reset=True)
@@ -478,10 +495,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                     data_norm=design_norm, delta=delta)
         options["inference_eps"] = info_eps
         scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
-        if not (scan.n_over and self.clip):
+        if not (scan.n_over and clip):
             scan.check_magnitude("X")
         n_clipped = 0
-        if scan.n_over and self.clip:
+        if scan.n_over and clip:
             rows, n_clipped = rows.clipped(B, start=k), scan.n_over
         elif scan.n_over and private:
             raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
@@ -509,7 +526,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def _inference_model(self):
         check_is_fitted(self)
         if getattr(self.result_, "inference", None) is None:
-            from .inference.estimate import NOT_ASKED
+            from ..inference.estimate import NOT_ASKED
 
             raise ValueError(NOT_ASKED.replace("inference=True", "DPLogisticRegression("
                                                "inference=True)"))
@@ -523,7 +540,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def vcov(self):
         """Covariance of the estimates (intercept first), a DataFrame (:func:`privatelr.vcov`).
         Needs ``inference=``."""
-        from .inference import vcov
+        from ..inference import vcov
 
         names = self._names()
         return vcov(self._inference_model()).set_axis(names, axis=0).set_axis(names, axis=1)
@@ -532,14 +549,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """Confidence intervals of the coefficients (intercept first), a DataFrame with R's
         columns (:func:`privatelr.confint`: the exact law of sampling and privacy noise).
         Needs ``inference=``."""
-        from .inference import confint
+        from ..inference import confint
 
         out = confint(self._inference_model(), level=level)
         return out.set_axis(self._names(), axis=0)
 
     def coef_table(self, level: float | None = None, exponentiate: bool = False):
         """glm's coefficient table (:func:`privatelr.coef_table`). Needs ``inference=``."""
-        from .inference import coef_table
+        from ..inference import coef_table
 
         out = coef_table(self._inference_model(), level=level, exponentiate=exponentiate)
         return out.set_axis(self._names(), axis=0)
@@ -595,7 +612,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def _dask_data(self, X, y=None, *, reset: bool):
         """Dask inputs checked as :func:`~sklearn.utils.validation.validate_data` checks
         in-memory ones (lazily: the values are checked by the fit's scan)."""
-        from .backends.dask import dask_matrix, dask_vector
+        from ..backends.dask import dask_matrix, dask_vector
 
         names = [c for c in getattr(X, "columns", [])]
         X = dask_matrix(X)
@@ -623,7 +640,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                               accept_sparse=SPARSE_FORMATS)
             return np.asarray(X @ self.coef_.T) + self.intercept_
         if is_dask(X):
-            from .backends.dask import map_row_blocks
+            from ..backends.dask import map_row_blocks
 
             X, _ = self._dask_data(X, reset=False)
             return map_row_blocks(X, partial(_log_odds, coef=self.coef_[0],
