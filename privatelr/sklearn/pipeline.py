@@ -12,10 +12,12 @@ on. The pipeline as a whole is not differentially private, however private its l
 What this module offers:
 
 * :func:`learned_statistics` — which steps of a fitted pipeline learned from the rows, and what:
-  every fitted attribute ending in ``_`` (scikit-learn's convention for what ``fit`` learns)
-  other than ``n_features_in_`` and ``feature_names_in_`` (the input's shape and column names,
-  public), looked up recursively in pipelines, column transformers and feature unions.
-  Transformers that set such attributes from their parameters alone are public: this
+  every attribute that ``fit`` set (one an unfitted ``clone`` of the step does not have:
+  scikit-learn's ``mean_``, ``scale_``, ``statistics_``; private ones when they hold arrays,
+  such as ``KNNImputer``'s ``_fit_X``, a copy of the training rows) other than
+  ``n_features_in_`` and ``feature_names_in_`` (the input's shape and column names, public),
+  looked up recursively in pipelines, column transformers and feature unions. Transformers
+  that set attributes from their parameters alone are public: this
   package's :class:`~privatelr.sklearn.PublicBoundsTransformer`; scikit-learn's
   ``PolynomialFeatures``, ``Normalizer``, ``Binarizer``, ``FunctionTransformer`` (its function
   must use public constants: it cannot be inspected), ``SplineTransformer`` with explicit
@@ -171,9 +173,9 @@ def learned_statistics(step, prefix: str = "") -> dict:
     -------
     dict
         ``{step name: [learned attributes]}`` for every part that learned something (empty
-        when the whole preprocessing is public): fitted attributes ending in ``_`` other than
-        ``n_features_in_`` and ``feature_names_in_`` (and other than None), except for the
-        transformers that are public by declaration (module docstring).
+        when the whole preprocessing is public): the attributes ``fit`` set (absent from an
+        unfitted clone) other than ``n_features_in_``, ``feature_names_in_`` and those set to
+        None, except for the transformers that are public by declaration (module docstring).
 
     Examples
     --------
@@ -203,9 +205,24 @@ def learned_statistics(step, prefix: str = "") -> dict:
 def _learned_one(step, name: str) -> dict:
     if step is None or isinstance(step, str) or _public_by_declaration(step):
         return {}                                   # "passthrough", "drop"
-    attrs = sorted(k for k, v in vars(step).items() if k.endswith("_") and not k.startswith("_")
-                   and not k.endswith("__") and k not in SHAPE_ONLY and v is not None)
+    from sklearn.base import clone
+
+    state = vars(step)
+    try:                  # what fit added: the attributes an unfitted copy does not have
+        before = set(vars(clone(step)))
+    except (TypeError, RuntimeError, AttributeError):
+        before = {k for k in state if not k.endswith("_") or k.startswith("_")}
+    attrs = sorted(k for k, v in state.items() if k not in before and k not in SHAPE_ONLY
+                   and v is not None and (not k.startswith("_") or _holds_values(v)))
     return {name: attrs} if attrs else {}
+
+
+def _holds_values(value) -> bool:
+    """A private attribute counts when it holds values (an array, a sparse matrix, a pandas
+    object) — ``KNNImputer._fit_X`` — not bookkeeping such as a dtype."""
+    from .._validation import is_sparse
+
+    return isinstance(value, np.ndarray) or is_sparse(value) or hasattr(value, "iloc")
 
 
 def private_eps(estimator) -> float | None:
@@ -249,8 +266,8 @@ def warn_learned(steps: list, estimator, eps: float, *, stacklevel: int = 2) -> 
 
 def enclosing_pipelines(estimator) -> list:
     """The scikit-learn pipelines fitting ``estimator`` right now, innermost first: a walk up
-    the call stack for a ``Pipeline`` method whose pipeline's last step is ``estimator`` (then
-    one whose last step is that pipeline, ...). Empty outside a pipeline. Cheap: a few dozen
+    the call stack for a method of :mod:`sklearn.pipeline` whose pipeline's last step is
+    ``estimator`` (then one whose last step is that pipeline, ...). Empty outside a pipeline. Cheap: a few dozen
     frames, once per fit."""
     chain: list = []
     target = estimator
@@ -258,7 +275,8 @@ def enclosing_pipelines(estimator) -> list:
     try:
         while frame is not None:
             code = frame.f_code
-            if code.co_argcount and code.co_varnames[0] == "self":
+            if frame.f_globals.get("__name__") == "sklearn.pipeline" and code.co_argcount and \
+                    code.co_varnames[0] == "self":
                 owner = frame.f_locals.get("self")
                 if isinstance(owner, SklearnPipeline) and owner is not target and \
                         (not chain or owner is not chain[-1]) and owner.steps and \
@@ -353,13 +371,17 @@ def step_bound(step, name: str = "the step") -> StepBound:
         if inner:
             return step_bound(inner[-1][1], f"{name}__{inner[-1][0]}")
     if isinstance(step, ColumnTransformer) and hasattr(step, "transformers_"):
+        original = {n: t for n, t, _ in step.transformers}
+        original["remainder"] = step.remainder
         squares, clip = 0.0, False
         divisors: list = []
         shifts: list = []
         for sub_name, sub, cols in step.transformers_:
             if (isinstance(sub, str) and sub == "drop") or _empty_selection(cols):
                 continue
-            if isinstance(sub, str) and sub == "passthrough":
+            if (isinstance(sub, str) and sub == "passthrough") or \
+                    (isinstance(original.get(sub_name), str) and
+                     original[sub_name] == "passthrough"):
                 raise ValueError(f"{name}: the columns the ColumnTransformer passes through "
                                  f"({sub_name!r}) have no public bound; map them with a "
                                  "PublicBoundsTransformer too, or drop them")
