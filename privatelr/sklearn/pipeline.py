@@ -190,16 +190,26 @@ def learned_statistics(step, prefix: str = "") -> dict:
     >>> learned_statistics(pipe.fit(X, y))
     {'simpleimputer': ['statistics_'], 'minmaxscaler': ['data_max_', 'data_min_', 'data_range_', 'min_', 'n_samples_seen_', 'scale_']}
     """
-    out: dict = {}
-    children = _children(step)
-    if isinstance(step, SklearnPipeline):
-        children = children[:-1]
-    if children:
-        for name, sub in children:
-            out.update(learned_statistics(sub, f"{prefix}{name}__") if _children(sub)
-                       else _learned_one(sub, f"{prefix}{name}"))
+    if isinstance(step, SklearnPipeline) and step.steps:
+        *before, (last_name, last) = step.steps
+        out = _learned_named(before, prefix)
+        if isinstance(last, SklearnPipeline):       # the estimator is the last of its last step
+            out.update(learned_statistics(last, f"{prefix}{last_name}__"))
         return out
+    if _children(step):
+        return _learned_named(_children(step), prefix)
     return _learned_one(step, prefix.rstrip("_") or type(step).__name__.lower())
+
+
+def _learned_named(steps: list, prefix: str = "") -> dict:
+    """:func:`learned_statistics` of ``(name, step)`` pairs that all transform the data (a
+    pipeline among them is a transformer: every one of its steps counts)."""
+    out: dict = {}
+    for name, sub in steps:
+        path = f"{prefix}{name}"
+        out.update(_learned_named(_children(sub), path + "__") if _children(sub)
+                   else _learned_one(sub, path))
+    return out
 
 
 def _learned_one(step, name: str) -> dict:
@@ -243,10 +253,7 @@ def private_eps(estimator) -> float | None:
 def warn_learned(steps: list, estimator, eps: float, *, stacklevel: int = 2) -> None:
     """Warn (:class:`~privatelr.exceptions.PrivacyWarning`) when any of ``steps`` (``(name,
     fitted step)`` pairs before a private ``estimator``) learned statistics from the rows."""
-    found: dict = {}
-    for name, step in steps:
-        found.update(learned_statistics(step, f"{name}__") if _children(step)
-                     else _learned_one(step, name))
+    found = _learned_named(steps)
     if not found:
         return
     names = list(found)
@@ -267,8 +274,8 @@ def warn_learned(steps: list, estimator, eps: float, *, stacklevel: int = 2) -> 
 def enclosing_pipelines(estimator) -> list:
     """The scikit-learn pipelines fitting ``estimator`` right now, innermost first: a walk up
     the call stack for a method of :mod:`sklearn.pipeline` whose pipeline's last step is
-    ``estimator`` (then one whose last step is that pipeline, ...). Empty outside a pipeline. Cheap: a few dozen
-    frames, once per fit."""
+    ``estimator`` (then one whose last step is that pipeline, ...). Empty outside a pipeline.
+    Cheap: a few dozen frames, once per fit."""
     chain: list = []
     target = estimator
     frame = inspect.currentframe()

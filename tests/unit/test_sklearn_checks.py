@@ -93,14 +93,13 @@ def table() -> str:
     names = sorted(set().union(*runs.values()))
     lines = ["| Check | " + " | ".join(CONFIGS) + " |",
              "|---|" + "---|" * len(CONFIGS)]
+    runs_each = sum(sum(c.values()) for c in next(iter(runs.values())).values())
     for outcome in ("pass", "fail", "skip"):
-        counts = []
-        for run in runs.values():
-            total = sum(k for c in run.values() for o, k in c.items()
-                        if (o if o in ("pass", "skip") else "fail") == outcome)
-            counts.append(str(total))
-        lines.append(f"| **{outcome}** (of {sum(sum(c.values()) for c in runs[next(iter(runs))].values())} runs) | "
-                     + " | ".join(counts) + " |")
+        counts = [sum(k for c in run.values() for o, k in c.items()
+                      if (o if o in ("pass", "skip") else "fail") == outcome)
+                  for run in runs.values()]
+        lines.append(f"| **{outcome}** (of {runs_each} runs) | "
+                     + " | ".join(map(str, counts)) + " |")
     for name in names:
         cells = [_cell(run.get(name, Counter())) for run in runs.values()]
         if all(c == "pass" or c.startswith("pass ×") for c in cells):

@@ -327,6 +327,15 @@ def test_learned_steps_inside_column_transformers_and_outer_pipelines():
         DPLogisticRegression(data_norm="from_bounds", random_state=0)))
     found = _privacy(_caught(lambda: outer.fit(X, y)))
     assert len(found) == 1 and "'standardscaler'" in found[0]
+    assert learned_statistics(outer) == {"standardscaler": ["mean_", "n_samples_seen_",
+                                                            "scale_", "var_"]}
+    # a pipeline used as a step is a transformer: its last step counts too
+    inner_steps = make_pipeline(sklearn_make_pipeline(PublicBoundsTransformer(
+        {0: (0, 1), 1: (0, 1)}), StandardScaler()), DPLogisticRegression(clip=True,
+                                                                          random_state=0))
+    found = _privacy(_caught(lambda: inner_steps.fit(X, y)))
+    assert len(found) == 1 and "'pipeline__standardscaler'" in found[0]
+    assert list(learned_statistics(inner_steps)) == ["pipeline__standardscaler"]
 
 
 def test_helper_warns_for_any_private_final_estimator():
