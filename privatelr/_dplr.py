@@ -73,7 +73,7 @@ from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
 from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, \
-    default_lambda_inference_output, default_lambda_multinomial, norm_bound
+    default_lambda_inference, default_lambda_inference_output, default_lambda_multinomial, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -331,9 +331,11 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     inference : bool or float, optional
         Release what standard errors, intervals and tests need (:func:`privatelr.vcov`,
         :func:`privatelr.confint`, the summary's coefficient table; method and coverage in
-        :mod:`privatelr.inference`). ``True`` spends a quarter of ``eps`` on a private
-        information matrix and the rest on the coefficients (the two compose to ``eps``); a
-        number in (0, 1) is that share. At ``eps=0`` nothing is spent and the default (None)
+        :mod:`privatelr.inference`). ``True`` spends 0.4 of ``eps``
+        (:data:`privatelr.inference.DEFAULT_SHARE`) on a private information matrix and the
+        rest on the coefficients (the two compose to ``eps``), whose default λ is then
+        :func:`privatelr.calibration.default_lambda_inference`; a number in (0, 1) is that
+        share. At ``eps=0`` nothing is spent and the default (None)
         computes it; ``False`` skips it. A private model fitted without it has no intervals.
 
     Returns
@@ -716,9 +718,12 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, f"dplr: eps {r_print(eps)} for the coefficients, {r_print(info_eps)} "
                          "for inference")
     if lambda_ is None:
-        lambda_ = default_lambda_inference_output(n, eps, data_norm=B) \
-            if method == "output" and info_eps and compat is None else \
-            default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
+        if info_eps and compat is None:          # inference asked for: its own default rules
+            lambda_ = default_lambda_inference_output(n, eps, data_norm=B) \
+                if method == "output" else \
+                default_lambda_inference(n, eps, data_norm=B, weights_bound=rows.weights_bound)
+        else:
+            lambda_ = default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")

@@ -133,13 +133,17 @@ import numpy as np
 from ._validation import (FLOAT_MAX, GRADIENT_LIMIT, LOG_FLOAT_MAX, TINY, check_int, check_real,
                           exp_or_raise, log1p_exp, log_expm1)
 
-__all__ = ["Calibration", "calibrate", "default_lambda", "default_lambda_inference_output",
+__all__ = ["Calibration", "calibrate", "default_lambda", "default_lambda_inference",
+           "default_lambda_inference_output", "INFERENCE_PENALTY_SHARE",
            "norm_bound", "label_sensitivity", "warn_costly",
            "METHODS", "calibrate_multinomial", "default_lambda_multinomial", "check_method"]
 
 METHODS = ("objective", "output", "gaussian", "amp")
 #: Methods with Gaussian noise: they need ``delta`` > 0.
 GAUSSIAN_METHODS = ("gaussian", "amp")
+#: The share of the coefficients' ε the objective-perturbation penalty takes under the default
+#: λ when inference is asked for (:func:`default_lambda_inference`); 0.1 otherwise.
+INFERENCE_PENALTY_SHARE = 0.2
 #: Share of (eps, delta) that approximate minima perturbation spends on its output noise.
 AMP_SHARE = 0.02
 #: Default gradient-norm certificate of approximate minima perturbation, in units of A*B.
@@ -626,6 +630,34 @@ def default_lambda(n: int, eps: float, *, data_norm: float = 1.0, weights_bound:
                        "constant so that data_norm is nearer 1, or pass lambda_ explicitly"),
          "weights_bound": ("pass lambda_ explicitly", "pass lambda_ explicitly"),
          "n": ("", "pass lambda_ explicitly"), "curvature": ("", "pass lambda_ explicitly")})
+
+
+def default_lambda_inference(n: int, eps: float, *, data_norm: float = 1.0,
+                             weights_bound: float = 1.0, curvature: float = 0.25) -> float:
+    r"""The default λ of objective perturbation (and the Gaussian methods) when inference is
+    asked for: the smallest λ whose penalty :math:`2\log(1 + cAB^2/(n\lambda))` is
+    :data:`INFERENCE_PENALTY_SHARE` of ``eps`` (a fifth) instead of a tenth
+    (:func:`default_lambda`), i.e. about half the λ.
+
+    The bias-corrected estimate removes the ridge shift :math:`\lambda\hat H^{-1}\tilde w`
+    with the *released* (noisy) information, so the error of that correction scales with λ;
+    the fits that pass the refusal rule are those whose released information came out large,
+    whose correction is too small and whose standard errors are too small together, which
+    showed as shrinkage towards 0 and coverage down to 0.90 for the largest coefficients at
+    ``n*eps`` of 5,000-10,000 on the health-records design (``benchmarks/bench_coverage.py``,
+    RESULTS.md, issue 28). Halving λ halves that error for 12 % more privacy noise (the penalty
+    takes ε/5 instead of ε/10); with the larger inference share (0.4) it brought those cells to
+    0.93 at widths within 2-10 % of the old defaults'.
+
+    Examples
+    --------
+    >>> lam = default_lambda_inference(20_000, 0.6, data_norm=2.0)
+    >>> round(lam, 7), round(2 * math.log1p(0.25 * 4 / (20_000 * lam)), 6)
+    (0.0008086, 0.12)
+    """
+    return default_lambda(n, eps * INFERENCE_PENALTY_SHARE / 0.1, data_norm=data_norm,
+                          weights_bound=weights_bound, curvature=curvature) \
+        if not (eps == 0 or math.isinf(eps)) else 0.001
 
 
 def default_lambda_inference_output(n: int, eps: float, *, data_norm: float = 1.0) -> float:

@@ -954,11 +954,13 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
                      help="public upper bound on every weight (weights outside [0, A] are "
                           "refused)")
-    fit.add_argument("--inference", type=float, nargs="?", const=0.25, default=None,
+    from .inference.release import DEFAULT_SHARE
+
+    fit.add_argument("--inference", type=float, nargs="?", const=DEFAULT_SHARE, default=None,
                      metavar="SHARE",
                      help="also release standard errors and confidence intervals: spend SHARE "
-                          "of eps (default 0.25) on a private information matrix (at eps 0 "
-                          "they are computed anyway, at no cost)")
+                          f"of eps (default {DEFAULT_SHARE:g}) on a private information matrix "
+                          "(at eps 0 they are computed anyway, at no cost)")
     fit.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar (shown on a terminal when tqdm is installed)")
     fit.add_argument("-v", "--verbose", action="count", default=0,

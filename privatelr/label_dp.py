@@ -74,6 +74,7 @@ from ._validation import FLOAT_MAX, as_float_matrix, check_bool, check_int, chec
 from .accountant import require_budget
 from .backends import as_rows, frame_rows, is_dask
 from .calibration import label_sensitivity
+from .inference.release import InferenceRelease
 from .losses import LogisticLoss
 from .mechanisms import check_random_state, gaussian_noise, gaussian_sigma, rdp_gaussian
 from .objective import ERMObjective
@@ -578,6 +579,35 @@ def _check_weighting(release, weights) -> None:
             "weighted dot product (noisy_dot_product(..., weights=..., weights_bound=...))")
 
 
+@dataclass(frozen=True, eq=False)
+class WALRInformation(InferenceRelease):
+    r"""What WALR's inference needs, computed by the trainer from its own features and the
+    release (no privacy cost): the label-free information matrix at the unpenalised estimate,
+    that estimate, and the RMS privacy noise of the linear predictor (:func:`walr_inference`).
+
+    Attributes
+    ----------
+    information : (k, k) ndarray
+        :math:`H(\bar\theta)` (at the released coefficients when there is no
+        unpenalised estimate).
+    estimate : (k,) ndarray or None
+        :math:`\bar\theta`, the minimiser of the label-blind objective without ridge
+        (None: it does not exist for this release, and intervals are refused).
+    spread : float
+        ``s`` of :func:`walr_inference` (0 for an exact release, NaN without an estimate).
+    """
+
+    estimate: np.ndarray | None = None
+    spread: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.estimate is not None:
+            est = np.array(self.estimate, dtype=np.float64)
+            est.setflags(write=False)
+            object.__setattr__(self, "estimate", est)
+
+
 # ------------------------------------------------------------------------------------------
 # The label-blind trainer
 # ------------------------------------------------------------------------------------------
@@ -946,8 +976,10 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
                             iterations=steps, epochs=ep, passes=passes, value=f, grad_norm=gnorm,
                             lr=lr_used, batch_size=m, **common)
     if result.status == "ok":
-        result = replace(result, inference=label_free_information(
-            ERMObjective(X, -np.ones(n), LogisticLoss(), 0.0, weights=w), result.coef))
+        result = replace(result, inference=walr_inference(
+            ERMObjective(X, -np.ones(n), LogisticLoss(), 0.0, weights=w),
+            ERMObjective(X, -np.ones(n), _UnitLoss(), 0.0, weights=w), result.coef, lam,
+            0.0 if release is None else release.sigma, _unpenalised_in_memory(X, w, v, n)))
     if result.status == "ok" and lam == 0.0 and float(np.abs(X @ result.coef).max()) > 30.0:
         warnings.warn("fitted probabilities numerically 0 or 1 occurred with lambda_=0: the data "
                       "may be (quasi-)separated by the dot product, in which case no finite "
@@ -1081,6 +1113,88 @@ def label_free_information(objective, coef: np.ndarray):
     return InferenceRelease(information=0.5 * (H + H.T), eps=0.0, noise_scale=0.0)
 
 
+@dataclass(frozen=True)
+class _UnitLoss:
+    r"""A "loss" of constant value 1 and curvature 1: its objective's value is the mean weight
+    and its Hessian the (weighted) Gram matrix :math:`\frac1N\sum_i w_ix_ix_i^\top` (one
+    pass on any backend)."""
+
+    name: str = "unit"
+    lipschitz: float = 0.0
+    curvature: float = 1.0
+
+    def value(self, z):
+        return np.ones_like(z)
+
+    def derivative(self, z):
+        return np.zeros_like(z)
+
+    def second_derivative(self, z):
+        return np.ones_like(z)
+
+
+def walr_inference(objective, unit_objective, coef: np.ndarray, lambda_: float, sigma: float,
+                   solve):
+    r"""WALR's inference from the trainer's own data and the release (no privacy cost).
+
+    The label-blind gradient :math:`g(\theta) = \frac1N\sum_i w_i\sigma(\theta^\top x_i)x_i`
+    is known to the trainer, and the unpenalised estimate :math:`\bar\theta` solves
+    :math:`g(\bar\theta) = \tilde v` *exactly* (``solve``: Newton on the label-blind
+    objective with λ = 0, started at ``coef``) — no first-order correction of the ridge, whose
+    error grows with λ. The information is evaluated there, and the RMS privacy noise of the
+    linear predictor
+
+    .. math:: s = \Big(\tfrac{\sum_i w_i\,x_i^\top\Sigma x_i}{\sum_i w_i}\Big)^{1/2},
+              \qquad \Sigma = \sigma^2 H(\bar\theta)^{-2},
+
+    measures how far the release's noise reaches into the curvature of :math:`g^{-1}` (the
+    intervals are first order; :mod:`privatelr.inference` flags or refuses by ``s``).
+
+    ``objective``: the label-free logistic objective without ridge (its ``information``);
+    ``unit_objective``: the same rows under :class:`_UnitLoss` (mean weight and Gram matrix);
+    ``solve(coef)`` returns the unpenalised minimiser or None when it does not exist (the
+    noisy dot product lies outside the values the label-free gradient can take) or was not
+    found. Returns a :class:`WALRInformation`.
+    """
+    coef = np.asarray(coef, dtype=float)
+    estimate = coef if lambda_ == 0.0 else solve(coef)
+    if estimate is None or not np.isfinite(estimate).all():
+        H = objective.information(coef)
+        return WALRInformation(information=0.5 * (H + H.T), eps=0.0, noise_scale=0.0,
+                               estimate=None, spread=math.nan)
+    H = objective.information(estimate)
+    H = 0.5 * (H + H.T)
+    spread = 0.0
+    if sigma > 0:
+        try:
+            Hi = np.linalg.inv(H)
+        except np.linalg.LinAlgError:
+            Hi = None
+        if Hi is None or not np.isfinite(Hi).all():
+            spread = math.inf
+        else:
+            mean_weight, _, gram = unit_objective.evaluate(np.zeros(coef.size), True)
+            Sigma = sigma * sigma * (Hi @ Hi)
+            spread = math.sqrt(max(float(np.sum(Sigma * gram)), 0.0) / float(mean_weight))
+    return WALRInformation(information=H, eps=0.0, noise_scale=0.0, estimate=estimate,
+                           spread=spread)
+
+
+def _unpenalised_in_memory(X, w, v, n):
+    """``solve`` of :func:`walr_inference` on in-memory rows: Newton with λ = 0 and the
+    unboundedness certificate (None when it proves there is no minimiser or does not
+    converge)."""
+    def solve(coef):
+        objective = ERMObjective(X, -np.ones(n), LogisticLoss(), 0.0, noise=-n * v, weights=w)
+        try:
+            rep = minimize(_Watched(objective, X, w, v, n), coef, method="newton", gtol=1e-10,
+                           maxiter=100, warm_start=False)
+        except _Unbounded:
+            return None
+        return rep.x if rep.convergence == 0 else None
+    return solve
+
+
 def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str = "newton",
                     tol: float | None = None, maxiter: int | None = None, **unused):
     """:func:`walr_fit` on a row source held elsewhere (Dask): Newton only, one map-reduce per
@@ -1112,7 +1226,14 @@ def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str =
     status = "ok" if rep.convergence == 0 else "nonconvergence"
     info = None
     if status == "ok":
-        info = label_free_information(rows.objective(LogisticLoss(), 0.0, labels=False), rep.x)
+        def solve(coef):          # no row-by-row certificate here: Newton converges or not
+            r = minimize(rows.objective(LogisticLoss(), 0.0, noise=-n * v, labels=False), coef,
+                         method="newton", gtol=1e-10 if tol is None else tol, maxiter=100)
+            return r.x if r.convergence == 0 and np.isfinite(r.x).all() else None
+
+        info = walr_inference(rows.objective(LogisticLoss(), 0.0, labels=False),
+                              rows.objective(_UnitLoss(), 0.0, labels=False), rep.x, lam,
+                              0.0 if release is None else release.sigma, solve)
     return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
                       inference=info, message=rep.message, iterations=rep.iterations, epochs=0,
                       passes=rep.passes, value=rep.value, grad_norm=rep.grad_norm,

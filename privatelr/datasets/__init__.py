@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["load_iris", "load_mtcars", "data_path", "make_sphere"]
+__all__ = ["load_iris", "load_mtcars", "data_path", "make_sphere", "make_health",
+           "HEALTH_COEFFICIENTS", "HEALTH_RANGES", "HEALTH_LEVELS"]
 
 _IRIS_LEVELS = ["setosa", "versicolor", "virginica"]
 
@@ -135,3 +136,88 @@ def make_sphere(n: int, d: int, margin: float = 0.0, noise_band: float | None = 
         flips = in_band & (rng.uniform(size=n) < flip)
         y[flips] = 1 - y[flips]
     return X, y
+
+
+#: The codebook of :func:`make_health`: public ranges of its numeric columns ...
+HEALTH_RANGES = {"age": (18.0, 90.0), "bmi": (15.0, 50.0)}
+#: ... and the declared levels of its factors (reference level first).
+HEALTH_LEVELS = {"sex": ["F", "M"], "smoker": ["no", "yes"],
+                 "region": ["north", "south", "east", "west"]}
+#: The true coefficients of :func:`make_health`'s logistic model in the data's own units (per
+#: year of age, per unit of bmi; the factors' treatment contrasts against the first level), in
+#: the order of ``y ~ age + bmi + sex + smoker + region``.
+HEALTH_COEFFICIENTS = {"(Intercept)": -5.16, "age": 0.04, "bmi": 0.08, "sexM": 0.3,
+                       "smokeryes": 0.7, "regionsouth": 0.2, "regioneast": -0.2,
+                       "regionwest": 0.4}
+
+
+def make_health(n: int, random_state=None):
+    r"""Simulated health records: a realistic table for private logistic regression.
+
+    Columns ``age`` (years, normal with mean 50 and sd 15, clipped to the codebook's
+    [18, 90]), ``bmi`` (normal with mean 27 and sd 5 plus 0.03 per year of age above 50 —
+    so the two are correlated — clipped to [15, 50]), ``sex`` (F/M, half each), ``smoker``
+    (no/yes, 20 % yes), ``region`` (north/south/east/west, a quarter each) — the factors are
+    pandas Categoricals with the declared levels of :data:`HEALTH_LEVELS` — and the outcome
+    ``y`` (0/1, about 37 % ones), drawn from the logistic model
+
+    .. math:: \operatorname{logit} P(y = 1) = -1 + 0.04(\text{age} - 50)
+              + 0.08(\text{bmi} - 27) + 0.3\,[\text{M}] + 0.7\,[\text{smoker}]
+              + 0.2\,[\text{south}] - 0.2\,[\text{east}] + 0.4\,[\text{west}]
+
+    on the clipped values, so the model of ``y ~ age + bmi + sex + smoker + region`` holds
+    exactly with the true coefficients (data units; :data:`HEALTH_COEFFICIENTS`)
+
+    ============  ======  =====  =====  ==========  ===========  ==========  ==========
+    (Intercept)   age     bmi    sexM   smokeryes   regionsouth  regioneast  regionwest
+    ============  ======  =====  =====  ==========  ===========  ==========  ==========
+    -5.16         0.04    0.08   0.3    0.7         0.2          -0.2        0.4
+    ============  ======  =====  =====  ==========  ===========  ==========  ==========
+
+    (the intercept is :math:`-1 - 0.04\cdot 50 - 0.08\cdot 27`). The codebook's public
+    bounds are :data:`HEALTH_RANGES` and :data:`HEALTH_LEVELS`, ready for
+    :func:`privatelr.public_bounds`.
+
+    Parameters
+    ----------
+    n : int
+        Number of records (>= 1).
+    random_state : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from privatelr import public_bounds
+    >>> from privatelr.datasets import HEALTH_LEVELS, HEALTH_RANGES, make_health
+    >>> df = make_health(1000, random_state=0)
+    >>> list(df.columns), list(df.region.cat.categories)
+    (['age', 'bmi', 'sex', 'smoker', 'region', 'y'], ['north', 'south', 'east', 'west'])
+    >>> pb = public_bounds(HEALTH_RANGES, levels=HEALTH_LEVELS)
+    """
+    from .._validation import check_int
+    from ..mechanisms import check_random_state
+
+    n = check_int("n", n, low=1)
+    rng = check_random_state(random_state)
+    lo_a, hi_a = HEALTH_RANGES["age"]
+    lo_b, hi_b = HEALTH_RANGES["bmi"]
+    age = np.clip(rng.normal(50.0, 15.0, n), lo_a, hi_a)
+    bmi = np.clip(rng.normal(27.0, 5.0, n) + 0.03 * (age - 50.0), lo_b, hi_b)
+    male = rng.uniform(size=n) < 0.5
+    smoker = rng.uniform(size=n) < 0.2
+    region = rng.integers(0, 4, n)
+    c = HEALTH_COEFFICIENTS
+    eta = (c["(Intercept)"] + c["age"] * age + c["bmi"] * bmi + c["sexM"] * male
+           + c["smokeryes"] * smoker
+           + np.array([0.0, c["regionsouth"], c["regioneast"], c["regionwest"]])[region])
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int64)
+
+    def factor(codes, name):
+        return pd.Categorical.from_codes(codes.astype(np.int64), HEALTH_LEVELS[name])
+
+    return pd.DataFrame({"age": age, "bmi": bmi, "sex": factor(male, "sex"),
+                         "smoker": factor(smoker, "smoker"), "region": factor(region, "region"),
+                         "y": y})

@@ -18,7 +18,7 @@ import numpy as np
 from .laws import mixture_cdf, mixture_quantile
 
 __all__ = ["Inference", "for_model", "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased",
-           "KAPPA_CLAIM", "KAPPA_MAX", "SCALES", "NOT_ASKED"]
+           "KAPPA_CLAIM", "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES", "NOT_ASKED"]
 
 #: Up to this relative noise κ of a standard error the intervals are claimed to cover at their
 #: level (the coverage study in RESULTS.md, ``benchmarks/bench_coverage.py``).
@@ -26,6 +26,11 @@ KAPPA_CLAIM = 1.0
 #: Above :data:`KAPPA_CLAIM` and up to this κ intervals are given flagged "conservative" (they
 #: over-cover); above it they are refused as uninformative.
 KAPPA_MAX = 3.0
+#: WALR: up to this RMS privacy noise of the linear predictor (logit scale) its intervals are
+#: claimed (the coverage study in RESULTS.md, ``benchmarks/bench_coverage.py``) ...
+WALR_CLAIM = 0.25
+#: ... above it and up to this one they are given flagged "conservative"; above, refused.
+WALR_MAX = 1.0
 #: The scales a table can be reported on.
 SCALES = ("data", "mapped")
 
@@ -149,14 +154,33 @@ def inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
 
 def _walr(model) -> Inference:
     r"""WALR (label-DP): only the dot product is noisy, :math:`\tilde v = v + Z`,
-    :math:`Z \sim N(0, \sigma^2 I)`, and the trainer's information :math:`H` is exact (it needs
-    no labels). The fit solves :math:`\nabla L(\tilde\theta) = Z - \lambda\tilde\theta`, so
-    :math:`\bar\theta = \tilde\theta + \lambda H^{-1}\tilde\theta \approx \hat\theta +
-    H^{-1}Z`: Gaussian, with covariance :math:`(NH)^{-1} + \sigma^2 H^{-2}`."""
-    if model.inference is None:
+    :math:`Z \sim N(0, \sigma^2 I)`, and the trainer knows the label-free gradient
+    :math:`g(\theta) = \frac1N\sum_i w_i\sigma(\theta^\top x_i)x_i` at every θ. The estimate
+    is the *exact* unpenalised solution :math:`g(\bar\theta) = \tilde v` (computed by the
+    trainer, :func:`privatelr.label_dp.walr_inference`; the ridge plays no part), and with
+    :math:`g(\hat\theta) = v` (the maximum-likelihood estimate),
+    :math:`\bar\theta - \hat\theta \approx H^{-1}Z`: Gaussian, so the covariance is
+    :math:`(NH)^{-1} + \sigma^2H^{-2}` with :math:`H = H(\bar\theta)`.
+
+    The expansion is first order in the noise; its reach into the curvature of
+    :math:`g^{-1}` is measured by the RMS noise ``s`` of the linear predictor (stored as
+    ``kappa``): intervals are claimed for ``s <=`` :data:`WALR_CLAIM`, flagged conservative up
+    to :data:`WALR_MAX` (the error's law is then heavy-tailed but the intervals, whose
+    :math:`H(\bar\theta)` shrinks exactly when the noise pushes :math:`\bar\theta` far,
+    over-cover), and refused above it or when :math:`\bar\theta` does not exist."""
+    rel = model.inference
+    if rel is None:
         raise ValueError("this WALR fit has no information matrix (it did not converge, or has "
                          "no minimiser); refit with lambda_ > 0 until status is 'ok'")
-    H = model.inference.information
+    H = rel.information
+    sigma = 0.0 if model.sigma is None else float(model.sigma)
+    private = sigma > 0
+    est = getattr(rel, "estimate", None)
+    spread = float(getattr(rel, "spread", 0.0))
+    if est is None and hasattr(rel, "estimate"):
+        raise ValueError(_walr_refusal(
+            "the unpenalised estimate does not exist for this release (the noisy dot product "
+            "lies outside the values the label-free gradient can take)"))
     try:
         np.linalg.cholesky(H)
     except np.linalg.LinAlgError:
@@ -165,12 +189,25 @@ def _walr(model) -> Inference:
     Hi = np.linalg.inv(H)
     Hi = 0.5 * (Hi + Hi.T)
     coef = np.asarray(model.coef, float)
-    sigma = 0.0 if model.sigma is None else float(model.sigma)
+    estimate = np.asarray(est, float) if est is not None else coef + model.lambda_ * (Hi @ coef)
+    quality = "claimed" if private else "exact"
+    if private:
+        if not spread <= WALR_MAX:
+            raise ValueError(_walr_refusal(
+                f"the release's noise moves the linear predictor by {spread:.2g} (RMS) on the "
+                f"logit scale, where a first-order interval is not reliable (intervals are "
+                f"given up to {WALR_MAX:g})"))
+        if spread > WALR_CLAIM:
+            quality = "conservative"
     sigma2 = Hi / model.n + sigma * sigma * (Hi @ Hi)
-    private = sigma > 0
-    return Inference(names=list(model.columns), estimate=coef + model.lambda_ * (Hi @ coef),
-                     sigma2=sigma2, noise_map=np.zeros((model.k, model.k)), d=model.k,
-                     kappa=0.0, private=private, quality="claimed" if private else "exact")
+    return Inference(names=list(model.columns), estimate=estimate, sigma2=sigma2,
+                     noise_map=np.zeros((model.k, model.k)), d=model.k, kappa=spread,
+                     private=private, quality=quality)
+
+
+def _walr_refusal(why: str) -> str:
+    return (f"WALR intervals would not be reliable: {why}; use more rows or a larger eps "
+            "(or delta) for the release")
 
 
 def _parts(model):

@@ -204,7 +204,8 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     >>> inference_plan(50_000, 1.0, d=4, data_norm=1.0).verdict
     'likely'
     """
-    from ..calibration import calibrate, check_method, default_lambda, norm_bound
+    from ..calibration import (calibrate, check_method, default_lambda_inference,
+                               default_lambda_inference_output, norm_bound)
     from ..mechanisms import check_random_state
 
     n = check_int("n", n, low=2)
@@ -221,7 +222,8 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     X, M, names, dn, intercept = _design(_ROWS, formula, bounds, d, data_norm, rng)
     dim = X.shape[1]
     B = norm_bound(dn, intercept)
-    lam = default_lambda(n, eps_fit, data_norm=B)
+    lam = (default_lambda_inference_output(n, eps_fit, data_norm=B) if method == "output" else
+           default_lambda_inference(n, eps_fit, data_norm=B))     # dplr's defaults
     cal = calibrate(n, dim, eps=eps_fit, lambda_=lam, method=method, data_norm=B, delta=delta)
     pq = prevalence * (1.0 - prevalence)
     H = pq * (X.T @ X) / X.shape[0]

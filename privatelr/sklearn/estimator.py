@@ -199,7 +199,7 @@ class DPLogisticRegression(PipelineChecked, ClassifierMixin, BaseEstimator):
         Source of the privacy noise. ``None`` draws fresh noise at every fit.
     inference : bool or float or None, default=None
         Also release the information matrix for standard errors and intervals
-        (:mod:`privatelr.inference`): ``True`` spends a quarter of ``eps`` on it, a number that
+        (:mod:`privatelr.inference`): ``True`` spends 0.4 of ``eps`` on it, a number that
         share. Then :meth:`confint`, :meth:`vcov` and :meth:`coef_table` work, and ``coef_`` /
         ``intercept_`` hold the bias-corrected estimate they are centred on (one estimate,
         which ``predict`` uses too; the released vector stays in ``result_.coef``). Binary

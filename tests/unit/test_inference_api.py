@@ -198,7 +198,7 @@ def test_cli_fit_releases_inference_on_request(tmp_path, capsys):
     text = capsys.readouterr().out
     assert code == 0 and "Std. Error" in text and "(inference)" in text
     model = pl.load_model(out)
-    assert math.isclose(model.inference.eps, 0.25) and pl.confint(model).shape == (4, 2)
+    assert math.isclose(model.inference.eps, DEFAULT_SHARE) and pl.confint(model).shape == (4, 2)
     code = cli.main(["fit", str(tmp_path / "d.csv"), "--formula", "y ~ z0", "--inference", "2",
                      "--out", str(tmp_path / "m2.json"), "-q"])
     assert code != 0 and "--inference" in capsys.readouterr().err
