@@ -14,18 +14,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtri
 
 from .laws import mixture_cdf, mixture_quantile
 
-__all__ = ["Inference", "for_model", "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased",
-           "KAPPA_CLAIM", "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES", "NOT_ASKED"]
+__all__ = ["Inference", "VarianceNoise", "law_of", "for_model", "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased",
+           "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES", "NOT_ASKED"]
 
-#: Up to this relative noise κ of a standard error the intervals are claimed to cover at their
-#: level (the coverage study in RESULTS.md, ``benchmarks/bench_coverage.py``).
-KAPPA_CLAIM = 1.0
-#: Above :data:`KAPPA_CLAIM` and up to this κ intervals are given flagged "conservative" (they
-#: over-cover); above it they are refused as uninformative.
-KAPPA_MAX = 3.0
+#: Intervals are refused when the release's noise makes the variance of some coefficient's
+#: estimate uncertain by more than this relative standard deviation ``r`` (twice the relative
+#: noise κ of its standard error): the second-order widening ``1 + (q² + 1)r²/8`` would then
+#: exceed 1.6 and the expansion behind it stops being accurate (package docstring).
+KAPPA_MAX = 0.5
 #: WALR: up to this RMS privacy noise of the linear predictor (logit scale) its intervals are
 #: claimed (the coverage study in RESULTS.md, ``benchmarks/bench_coverage.py``) ...
 WALR_CLAIM = 0.25
@@ -58,13 +59,22 @@ class Inference:
     d : int
         The dimension of the spherical noise (the law of :math:`B_1`).
     kappa : float
-        The largest relative noise of a standard error from the information's noise.
+        The index of the validity rule: for the ``dplr`` methods the largest relative noise of
+        a coefficient's standard error from the information's noise (half the relative
+        standard deviation ``r`` of its variance); for WALR the RMS privacy noise of the
+        linear predictor.
     private : bool
     quality : {"exact", "claimed", "conservative"}
         ``exact``: a non-private fit; ``claimed``: the intervals cover at their level (to the
-        accuracy of the coverage study); ``conservative``: the information release is so noisy
-        that the intervals over-cover — usable bounds, flagged as such.
+        accuracy of the coverage study); ``conservative``: WALR's release is so noisy that its
+        intervals over-cover — usable bounds, flagged as such.
     scale : {"data", "mapped"}
+    noise : VarianceNoise or None
+        How the released information's noise enters the variance (None when the information
+        is exact): the widening of :meth:`half_width`.
+    back : ndarray or None
+        ``A`` with the fitted-scale direction of a direction ``c`` on this scale equal to
+        :math:`A^\\top c` (None: this is the fitted scale).
     """
 
     names: list
@@ -76,6 +86,8 @@ class Inference:
     private: bool = False
     quality: str = "exact"
     scale: str = "data"
+    noise: "VarianceNoise | None" = None
+    back: np.ndarray | None = None
 
     @property
     def vcov(self) -> np.ndarray:
@@ -87,26 +99,103 @@ class Inference:
         s2 = float(c @ self.sigma2 @ c)
         return math.sqrt(max(s2, 0.0)), float(np.linalg.norm(self.noise_map @ c))
 
-    def half_width(self, c: np.ndarray, level: float) -> float:
+    def variance_noise(self, c: np.ndarray) -> float:
+        """``r``: the relative standard deviation of the variance of :math:`c^\\top\\bar w`
+        that the released information's noise causes (0 when it is exact)."""
+        if self.noise is None:
+            return 0.0
+        u = c if self.back is None else self.back.T @ c
+        return self.noise.relative_sd(u)
+
+    def widening(self, c: np.ndarray, level: float) -> float:
+        """The factor :math:`1 + (q^2 + 1)r^2/8` of a two-sided interval at ``level``
+        (``q`` its normal quantile): the second-order correction of the coverage of an interval
+        whose variance is estimated with relative noise ``r`` (package docstring)."""
+        r = self.variance_noise(c)
+        if r == 0.0:
+            return 1.0
+        q = float(ndtri(0.5 + level / 2.0))
+        return 1.0 + (q * q + 1.0) * r * r / 8.0
+
+    def _first_order_half_width(self, c: np.ndarray, level: float) -> float:
         sigma, tau = self.law(c)
         if sigma == 0.0:
             return tau * mixture_quantile(0.5 + level / 2.0, 1.0, self.d) if tau else 0.0
         return sigma * mixture_quantile(0.5 + level / 2.0, tau / sigma, self.d)
 
-    def p_value(self, c: np.ndarray, value: float) -> float:
-        """Two-sided p-value of ``c'w = 0`` at the estimate ``value`` (the law is symmetric)."""
+    def half_width(self, c: np.ndarray, level: float) -> float:
+        return self._first_order_half_width(c, level) * self.widening(c, level)
+
+    def _tail(self, c: np.ndarray, x: float) -> float:
+        """``P(|error| >= x)`` under the first-order law of ``c``."""
         sigma, tau = self.law(c)
         if sigma == 0.0:
-            return 1.0 if value == 0 else min(1.0, 2.0 * mixture_cdf(-abs(value) / tau, 0.0,
-                                                                      self.d))
-        return min(1.0, 2.0 * mixture_cdf(-abs(value) / sigma, tau / sigma, self.d))
+            return 1.0 if x == 0 else min(1.0, 2.0 * mixture_cdf(-x / tau, 0.0, self.d))
+        return min(1.0, 2.0 * mixture_cdf(-x / sigma, tau / sigma, self.d))
+
+    def p_value(self, c: np.ndarray, value: float) -> float:
+        """Two-sided p-value of ``c'w = 0`` at the estimate ``value``: one minus the level of
+        the widest (widened) interval that excludes 0, so the two follow from each other. The
+        law is symmetric; without the information's noise this is the law's tail at ``value``,
+        with it the ``p`` solving :math:`p = T(|value|/f(p))` (``T`` the first-order tail,
+        ``f`` the widening at level 1 - p), found in log p by Brent's method."""
+        x = abs(float(value))
+        p0 = self._tail(c, x)
+        r = self.variance_noise(c)
+        if r == 0.0 or x == 0.0 or p0 >= 1.0:
+            return p0
+
+        def gap(lp: float) -> float:         # >= 0 at log p0, <= 0 at 0
+            q = -float(ndtri(0.5 * math.exp(lp)))
+            f = 1.0 + (q * q + 1.0) * r * r / 8.0
+            return math.log(max(self._tail(c, x / f), 1e-300)) - lp
+        lo = math.log(max(p0, 1e-300))
+        if gap(0.0) >= 0.0:
+            return 1.0
+        return math.exp(brentq(gap, lo, 0.0, xtol=1e-12, rtol=1e-12))
 
     def transformed(self, M: np.ndarray, names: list, scale: str) -> "Inference":
         """The same inference for the coefficients ``M @ w`` (an exact linear map): estimate
         ``M w``, covariance ``M Σ M'``, noise map ``N M'``."""
+        back = M if self.back is None else M @ self.back
         return replace(self, names=list(names), estimate=M @ self.estimate,
                        sigma2=M @ self.sigma2 @ M.T, noise_map=self.noise_map @ M.T,
-                       scale=scale)
+                       scale=scale, back=back)
+
+
+@dataclass(frozen=True)
+class VarianceNoise:
+    r"""How the noise ``E`` of the released information :math:`\hat H = H + E` moves the
+    stated variance :math:`V(u) = u^\top\Sigma(\hat H)u` of a fitted-scale direction ``u``,
+    where :math:`\Sigma = \hat H^{-1}/n + \hat H^{-1}P_1\hat H^{-1} +
+    (I + \lambda\hat H^{-1})P_2(I + \lambda\hat H^{-1})` (sampling, noise through the
+    objective, noise on the output). To first order :math:`\delta V = -\langle E, G\rangle_F`
+    with, for :math:`a = \hat H^{-1}u`, :math:`b_1 = \hat H^{-1}P_1a` and
+    :math:`b_2 = \hat H^{-1}P_2(u + \lambda a)`,
+    :math:`G = aa^\top/n + (ab_1^\top + b_1a^\top) + \lambda(ab_2^\top + b_2a^\top)`; the
+    release's noise has per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2` in the
+    Frobenius isometry and is spherically symmetric, so
+    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar}\,\|G\|_F`."""
+
+    Hi: np.ndarray
+    n: int
+    lam: float
+    P1: np.ndarray
+    P2: np.ndarray
+    hvar: float
+
+    def relative_sd(self, u: np.ndarray) -> float:
+        Hi, n, lam = self.Hi, self.n, self.lam
+        a = Hi @ u
+        v = u + lam * a
+        b1 = Hi @ (self.P1 @ a)
+        b2 = Hi @ (self.P2 @ v)
+        V = float(a @ u) / n + float(a @ self.P1 @ a) + float(v @ self.P2 @ v)
+        if V <= 0.0:
+            return math.inf
+        G = np.outer(a, a) / n + np.outer(a, b1) + np.outer(b1, a) \
+            + lam * (np.outer(a, b2) + np.outer(b2, a))
+        return math.sqrt(self.hvar) * float(np.linalg.norm(G)) / V
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,59 +331,73 @@ def _fitted(model) -> Inference:
     if getattr(model, "loss", "logistic") != "logistic":
         raise ValueError("inference is for the logistic loss (glm's model); this fit used "
                          f"{model.loss!r}")
-    H = rel.information
-    n, d, lam = cal.n, cal.d, cal.lambda_
+    coef = np.asarray(coef, float)
     try:
-        np.linalg.cholesky(H)
+        inf = law_of(rel.information, coef, cal, rel.noise_scale, names)
     except np.linalg.LinAlgError:
         raise ValueError(_too_noisy("the released information matrix is not positive definite",
                                     rel)) from None
-    Hi = np.linalg.inv(H)
-    Hi = 0.5 * (Hi + Hi.T)
-    m = d * (d + 1) // 2
-    kappa = 0.0
-    quality = "exact" if cal.method == "nonprivate" else "claimed"
-    if rel.noise_scale > 0:
-        kappa = float(np.max(math.sqrt(m + 1) * rel.noise_scale * np.einsum("ij,ij->j", Hi, Hi)
-                             / (2.0 * np.diag(Hi))))
-        if kappa > KAPPA_MAX:
-            raise ValueError(_too_noisy(
-                f"the noise of the released information matrix would make the standard errors "
-                f"uncertain by up to {100 * kappa:.0f}% (intervals are given up to "
-                f"{100 * KAPPA_MAX:.0f}%)", rel))
-        if kappa > KAPPA_CLAIM:
-            quality = "conservative"
-        Hi = inverse_unbiased(Hi, (m + 1) * rel.noise_scale ** 2)
-    coef = np.asarray(coef, float)
-    correction = lam * (Hi @ coef)
-    if np.linalg.norm(correction) > np.linalg.norm(coef):
+    if inf.kappa > KAPPA_MAX:
+        raise ValueError(_too_noisy(
+            f"the noise of the released information matrix would make a coefficient's "
+            f"variance uncertain by {200 * inf.kappa:.0f}% (intervals are given up to "
+            f"{200 * KAPPA_MAX:.0f}%)", rel))
+    if np.linalg.norm(inf.estimate - coef) > np.linalg.norm(coef):
         raise ValueError(
             "intervals would not be reliable: the correction of the ridge bias is larger than "
             "the estimate itself (lambda_ is large next to the information in the data, or the "
             "classes are separated and the maximum-likelihood estimate does not exist); use a "
             "smaller lambda_ (at eps=0, lambda_=0 fits glm's model), more rows or a larger eps")
-    estimate = coef + correction
+    return inf
+
+
+def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list) -> Inference:
+    """The :class:`Inference` on the fitted scale from a released information ``H`` (its
+    noise scale ``noise_scale_H``, 0 when exact), the released coefficients and the fit's
+    calibration; no validity rule applied (``kappa`` is its index).
+    ``numpy.linalg.LinAlgError`` when ``H`` is not positive definite."""
+    n, d, lam = cal.n, cal.d, cal.lambda_
+    np.linalg.cholesky(H)
+    Hi = np.linalg.inv(H)
+    Hi = 0.5 * (Hi + Hi.T)
+    m = d * (d + 1) // 2
+    hvar = (m + 1) * noise_scale_H ** 2
+    if hvar > 0:
+        Hi = inverse_unbiased(Hi, hvar)
+    coef = np.asarray(coef, float)
+    estimate = coef + lam * (Hi @ coef)
     sigma2 = Hi / n
-    if rel.noise_scale > 0 and lam > 0:
+    if hvar > 0 and lam > 0:
         v = Hi @ coef
-        cov_e = 0.5 * (m + 1) * rel.noise_scale ** 2 * ((v @ v) * np.eye(d) + np.outer(v, v))
+        cov_e = 0.5 * hvar * ((v @ v) * np.eye(d) + np.outer(v, v))
         sigma2 = sigma2 + lam * lam * (Hi @ cov_e @ Hi)
     s = cal.noise_scale
+    eye = np.eye(d)
     N = np.zeros((d, d))
+    P1 = np.zeros((d, d))
+    P2 = np.zeros((d, d))
     if cal.method == "objective":
         N = s * Hi / n
+        P1 = (d + 1) * (s / n) ** 2 * eye
     elif cal.method == "output":
-        N = s * (np.eye(d) + lam * Hi)
+        N = s * (eye + lam * Hi)
+        P2 = (d + 1) * s * s * eye
     elif cal.method in ("gaussian", "amp"):
         # Gaussian noise b ~ N(0, s^2 I) in the objective: its part -Hi b / n is Gaussian
         G = s * Hi / n
         sigma2 = sigma2 + G @ G.T
+        P1 = (s / n) ** 2 * eye
         if cal.method == "amp" and cal.output_scale > 0:
-            O = cal.output_scale * (np.eye(d) + lam * Hi)
+            O = cal.output_scale * (eye + lam * Hi)
             sigma2 = sigma2 + O @ O.T
-    return Inference(names=names, estimate=estimate, sigma2=sigma2, noise_map=N, d=d,
-                     kappa=kappa, private=cal.method != "nonprivate", quality=quality,
-                     scale="mapped")
+            P2 = cal.output_scale ** 2 * eye
+    noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar) if hvar > 0 else None
+    kappa = 0.0 if noise is None else \
+        max(noise.relative_sd(eye[j]) for j in range(d)) / 2.0
+    private = cal.method != "nonprivate"
+    return Inference(names=list(names), estimate=estimate, sigma2=sigma2, noise_map=N, d=d,
+                     kappa=kappa, private=private, quality="claimed" if private else "exact",
+                     scale="mapped", noise=noise)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_real
-from .estimate import KAPPA_CLAIM, KAPPA_MAX, Inference, inverse_unbiased
+from .estimate import KAPPA_MAX, Inference, law_of
 from .release import DEFAULT_SHARE, check_inference, information_sensitivity, split_budget
 
 __all__ = ["InferencePlan", "inference_plan"]
@@ -64,10 +64,11 @@ class InferencePlan:
     lambda_ : float
         The default λ the fit would use.
     kappa : float
-        The relative noise of the standard errors at the assumed information.
-    p_intervals, p_claimed : float
+        The largest relative noise of a standard error at the assumed information (the index
+        of the validity rule, :data:`privatelr.inference.KAPPA_MAX`).
+    p_intervals : float
         The chance that intervals are given (the released information is positive definite and
-        κ ≤ ``KAPPA_MAX``), and that they are claimed to cover (κ ≤ ``KAPPA_CLAIM``).
+        κ ≤ ``KAPPA_MAX``).
     width_ratio : pandas.Series
         Per coefficient (data units), the expected width of the private 95% interval over glm's.
     verdict : {"likely", "possible", "unlikely"}
@@ -83,7 +84,6 @@ class InferencePlan:
     lambda_: float
     kappa: float
     p_intervals: float
-    p_claimed: float
     width_ratio: Any
     verdict: str
     prevalence: float
@@ -94,8 +94,8 @@ class InferencePlan:
                  f"information), method {self.method!r}",
                  f" data_norm {self.data_norm:.6g}, default lambda {self.lambda_:.3g}, assumed "
                  f"prevalence {self.prevalence:g}",
-                 f" Intervals {self.verdict}: given in {100 * self.p_intervals:.0f}% of fits "
-                 f"(claimed to cover in {100 * self.p_claimed:.0f}%), kappa {self.kappa:.2f}",
+                 f" Intervals {self.verdict}: given in {100 * self.p_intervals:.0f}% of fits, "
+                 f"kappa {self.kappa:.2f}",
                  " Width of the private 95% interval / glm's (data units):"]
         for name, r in self.width_ratio.items():
             lines.append(f"   {name}: {r:.2f}")
@@ -194,8 +194,8 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     Returns
     -------
     InferencePlan
-        ``verdict`` (``"likely"``, ``"possible"`` or ``"unlikely"``), the chances
-        ``p_intervals`` and ``p_claimed``, the relative noise ``kappa``, the default λ and
+        ``verdict`` (``"likely"``, ``"possible"`` or ``"unlikely"``), the chance
+        ``p_intervals``, the relative noise ``kappa``, the default λ and
         ``width_ratio`` (per coefficient); ``print(plan)`` shows them.
 
     Examples
@@ -228,42 +228,19 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     pq = prevalence * (1.0 - prevalence)
     H = pq * (X.T @ X) / X.shape[0]
     s_H = information_sensitivity(n, 0.25, 1.0, B) / eps_info
-    m = dim * (dim + 1) // 2
-
-    def kappa_of(Hi):
-        return float(np.max(math.sqrt(m + 1) * s_H * np.einsum("ij,ij->j", Hi, Hi)
-                            / (2.0 * np.diag(Hi))))
-
-    Hi = np.linalg.inv(H)
-    kappa = kappa_of(Hi)
+    zero = np.zeros(dim)
+    private = law_of(H, zero, cal, s_H, names)      # the law at the assumed information
+    kappa = private.kappa
     from .release import symmetric_noise
 
-    given = claimed = 0
+    given = 0
     for _ in range(_DRAWS):
-        Hn = H + symmetric_noise(dim, s_H, rng)
         try:
-            np.linalg.cholesky(Hn)
+            given += law_of(H + symmetric_noise(dim, s_H, rng), zero, cal, s_H,
+                            names).kappa <= KAPPA_MAX
         except np.linalg.LinAlgError:
             continue
-        k = kappa_of(np.linalg.inv(Hn))
-        given += k <= KAPPA_MAX
-        claimed += k <= KAPPA_CLAIM
-    A = inverse_unbiased(Hi, (m + 1) * s_H ** 2)
-    sigma2 = A / n
-    N = np.zeros((dim, dim))
-    if cal.method == "objective":
-        N = cal.noise_scale * A / n
-    elif cal.method == "output":
-        N = cal.noise_scale * (np.eye(dim) + cal.lambda_ * A)
-    else:
-        G = cal.noise_scale * A / n
-        sigma2 = sigma2 + G @ G.T
-        if cal.method == "amp" and cal.output_scale > 0:
-            O = cal.output_scale * (np.eye(dim) + cal.lambda_ * A)
-            sigma2 = sigma2 + O @ O.T
-    private = Inference(names=names, estimate=np.zeros(dim), sigma2=sigma2, noise_map=N,
-                        d=dim, kappa=kappa, private=True)
-    glm = Inference(names=names, estimate=np.zeros(dim), sigma2=Hi / n,
+    glm = Inference(names=names, estimate=np.zeros(dim), sigma2=np.linalg.inv(H) / n,
                     noise_map=np.zeros((dim, dim)), d=dim, kappa=0.0)
     if M is not None:
         private = private.transformed(M, names, "data")
@@ -275,10 +252,10 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
         c = np.zeros(dim)
         c[j] = 1.0
         ratio.append(private.half_width(c, 0.95) / glm.half_width(c, 0.95))
-    p_given, p_claimed = given / _DRAWS, claimed / _DRAWS
+    p_given = given / _DRAWS
     verdict = "likely" if p_given >= 0.8 else "possible" if p_given >= 0.2 else "unlikely"
     return InferencePlan(n=n, d=dim, eps=eps, eps_fit=eps_fit, eps_info=eps_info,
                          method=method, data_norm=dn, lambda_=cal.lambda_, kappa=kappa,
-                         p_intervals=p_given, p_claimed=p_claimed,
+                         p_intervals=p_given,
                          width_ratio=pd.Series(ratio, index=names, name="width ratio"),
                          verdict=verdict, prevalence=prevalence)
