@@ -221,3 +221,28 @@ def test_exact_root_on_the_separated_model(models):
     # the bounded coefficients' exact ends are near R's (the spline's error only)
     expected = _ref_array(REFERENCE["mtcars_vs_mpg_cyl"]["confint_profile_95"])[:3]
     np.testing.assert_allclose(ci.as_array()[:3], expected, rtol=2e-3)
+
+
+PUBLIC_MAPS = {   # codebook-style public ranges (wider than the data), centred maps
+    "mtcars_am_wt_hp": {"wt": (1, 6), "hp": (50, 350)},
+    "iris_virginica_sepal": {"Sepal.Length": (4, 8), "Sepal.Width": (2, 5)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_MAPS))
+def test_eps0_table_through_a_public_map_is_glms_on_raw_data(name):
+    """Issue 28: at eps = 0 the summary's table is R's summary(glm) on the raw, unscaled columns
+    even when the fit used a public map (the map is affine: estimates and covariance transform
+    exactly), to the tolerances above."""
+    from privatelr import coef_table, dplr, public_bounds
+
+    ref = REFERENCE[name]
+    model = dplr(ref["formula"], DATA[ref["data"]](), eps=0,
+                 bounds=public_bounds(PUBLIC_MAPS[name]))
+    assert model.spec.preprocess.shifts                      # the map did centre the columns
+    table = coef_table(model)
+    assert list(table.index) == ref["terms"]
+    np.testing.assert_allclose(table["Estimate"], ref["estimate"], rtol=1e-7)
+    np.testing.assert_allclose(table["Std. Error"], ref["std_error"], rtol=2e-7)
+    np.testing.assert_allclose(table["z value"], ref["z"], rtol=2e-7)
+    np.testing.assert_allclose(table["Pr(>|z|)"], ref["p"], rtol=1e-5, atol=1e-12)
