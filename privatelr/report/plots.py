@@ -468,6 +468,7 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     # interval is coef ± the level-quantile of |displacement|: uses all draws for both ends
     half = np.quantile(np.abs(sims), level, axis=0)
     lo, hi = coef - half, coef + half
+    created = ax is None
     ax = _axes(ax)
     pos = np.arange(coef.size)[::-1]
     ax.hlines(pos, lo, hi, color="C0", lw=6, alpha=0.35,
@@ -488,4 +489,6 @@ def plot_coefficients(model, ax=None, draws: int = 200, random_state=None, *, da
     ax.set_title(how, fontsize="medium")
     ax.set_ylim(-0.6, coef.size - 0.4 + 0.5)          # head room: the legend sits above the bars
     ax.legend(fontsize="small", loc="upper center", ncol=2, frameon=False)
+    if created:                                       # long term names: keep them in the figure
+        ax.figure.tight_layout()
     return ax

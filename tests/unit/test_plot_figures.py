@@ -254,3 +254,22 @@ def test_coefficient_bars_are_the_symmetric_noise_quantile(iris):
     np.testing.assert_allclose(lo, coef - half)
     np.testing.assert_allclose(hi, coef + half)
     plt.close(ax.figure)
+
+
+def test_coefficient_plot_keeps_long_term_names_inside_its_figure():
+    """Issue 29: the coefficient plot cropped its labels (long factor names ran off the left
+    edge); a figure the plot creates is laid out so every tick label is inside it."""
+    import privatelr as pl
+    from privatelr.datasets import load_mtcars
+
+    m = pl.dplr("am ~ mpg + hp + factor(cyl)", load_mtcars(), eps=1, random_state=1,
+                bounds=pl.public_bounds({"mpg": (10, 35), "hp": (50, 350)},
+                                        levels={"cyl": [4, 6, 8]}))
+    ax = m.plot_coefficients()
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    for label in ax.get_yticklabels():
+        box = label.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= width, label.get_text()
