@@ -90,6 +90,8 @@ def mixture_quantile(p: float, r: float, d: int) -> float:
 
     if r == 0:
         return float(special.ndtri(p))
+    if mixture_cdf(0.0, r, d) >= p:       # p at (or rounded to) the median
+        return 0.0
     hi = float(special.ndtri(p)) + r * (d + 12.0 * math.sqrt(d) + 40.0)
     return float(optimize.brentq(lambda t: mixture_cdf(t, r, d) - p, 0.0, hi, xtol=1e-12))
 
