@@ -296,8 +296,8 @@ class BudgetLedger:
         if not raise_budget:
             raise ValueError(f"the ledger {path} has the budget (eps {have[0]:g}, delta "
                              f"{have[1]:g}), fixed when it was created; this run asks for (eps "
-                             f"{want[0]:g}, delta {want[1]:g}). Give the ledger's budget (or "
-                             "none), or raise_budget=True to raise it")
+                             f"{want[0]:g}, delta {want[1]:g}). Give budget= equal to the "
+                             "ledger's (or no budget), or raise_budget=True to raise it")
         if want[0] < have[0] or want[1] < have[1]:
             raise ValueError(f"the ledger {path} has the budget (eps {have[0]:g}, delta "
                              f"{have[1]:g}); raise_budget=True raises a budget, it never lowers "
