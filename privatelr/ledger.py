@@ -184,10 +184,14 @@ def _parse(path, text: str) -> tuple[tuple[float, float], str, list, list]:
 
 
 class BudgetLedger:
-    """A privacy budget kept in a file across runs (module docstring: format, lock, crashes).
+    """A privacy budget kept in a file across runs (format, lock and crashes:
+    :mod:`privatelr.ledger`).
 
     Open it with :meth:`open` (locked, for checking and recording) or :meth:`read` (a
-    snapshot, read only). Parameters are given to :meth:`open`.
+    snapshot, read only); the budget is given to :meth:`open`. The constructor is internal:
+    ``path`` the file, ``budget`` the pair (ε, δ) in force, ``created`` its creation date,
+    ``changes`` the raises of the budget, ``spends`` the recorded spends, ``writable`` whether
+    the lock is held.
 
     Attributes
     ----------
