@@ -1119,6 +1119,12 @@ def _ledger_cost(args) -> tuple[float, float] | None:
     if args.compat is not None:
         raise _InputError("--compat PrivateLR reproduces R, whose eps guarantee does not hold, "
                           "so it cannot be charged to --ledger; drop --compat (or --ledger)")
+    parent = os.path.dirname(os.path.abspath(args.ledger))
+    if not os.path.isdir(parent):
+        raise _InputError(f"--ledger {args.ledger}: the directory {parent} does not exist; "
+                          "create it first or choose another --ledger path")
+    if os.path.isdir(args.ledger):
+        raise _InputError(f"--ledger {args.ledger} is a directory; give a file")
     if _same_file(args.ledger, args.data):
         raise _InputError(f"--ledger {args.ledger} is the DATA file; give the ledger its own "
                           "file")

@@ -91,6 +91,12 @@ def test_a_smaller_run_still_fits_and_non_private_runs_are_refused(data, capsys)
         code, _, err = _run(capsys, args)
         assert code == 2 and "cannot be charged to --ledger" in err
     assert BudgetLedger.read(d / "budget.json").spent == (1.5, 0.0)
+    # a ledger in a missing folder, or a folder, is named by its flag (not the lock file)
+    for where in (d / "nodir" / "b.json", d):
+        args = _fit_args(d, d / "d.csv", d / "c.json")
+        args[args.index("--ledger") + 1] = str(where)
+        code, _, err = _run(capsys, args)
+        assert code == 2 and f"--ledger {where}" in err and ".lock" not in err, err
     # a Gaussian run needs a ledger with a delta budget
     args = _fit_args(d, d / "d.csv", d / "g.json") + ["--method", "gaussian", "--delta", "1e-6"]
     args[args.index("--eps") + 1] = "0.25"
