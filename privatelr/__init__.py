@@ -10,6 +10,7 @@ LogisticRegressionDP, SVMDP                DPpack-style models
 tune_classification_model, dplr_tune       private hyperparameter selection
 noisy_dot_product, walr_fit, walr          WALR label-private training
 PrivacyAccountant, spend_parallel, audit   budget accounting and empirical privacy audits
+BudgetLedger                               a budget kept in a file across runs
 load_model                                 saved models (``DPLR.to_json``)
 
 Data flow (one pipeline for every backend): declarations → schema (:mod:`privatelr.design`) →
@@ -37,6 +38,7 @@ _EXPORTS = {
     "plot": (".report.plots", None), "c_index": (".report", "c_index"),
     "PrivacyAccountant": (".accountant", "PrivacyAccountant"), "dplr": ("._dplr", "dplr"),
     "spend_parallel": (".accountant", "spend_parallel"),
+    "BudgetLedger": (".ledger", "BudgetLedger"),
     "audit": (".auditing", "audit"), "PublicBounds": (".bounds", "PublicBounds"),
     "public_bounds": (".bounds", "public_bounds"),
     "default_lambda": (".calibration", "default_lambda"), "scaled": (".design", "scaled"),
@@ -95,7 +97,8 @@ __all__ = [
     # WALR
     "NoisyDotProduct", "WALRResult", "noisy_dot_product", "walr", "walr_fit",
     # evidence and accounting
-    "PrivacyAccountant", "spend_parallel", "BudgetExceededError", "PrivacyWarning", "audit",
+    "PrivacyAccountant", "spend_parallel", "BudgetLedger", "BudgetExceededError",
+    "PrivacyWarning", "audit",
     # persistence, data, experiments, plots
     "load_model", "datasets", "experiments", "plot", "c_index",
     "__version__",

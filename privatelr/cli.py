@@ -15,34 +15,96 @@ from collections.abc import Mapping
 from typing import Any
 
 
+from .cli_words import cli_words, summary_in_flags
 from .progress import progress_bar
 
 
-def _demo(args) -> int:
-    """R's manual example ``dplr(Species ~ ., iris)`` both ways: as R computes it (not private)
-    and with a public bound, for which the guarantee holds."""
-    from . import dplr
-    from .datasets import load_iris
+#: The demo's public bounds: every iris measurement used here is under 10 cm (a fact about the
+#: plants, known before any flower is measured; never computed from the rows).
+_DEMO_RANGES = {"Sepal.Length": (0, 10), "Sepal.Width": (0, 10), "Petal.Length": (0, 10),
+                "Petal.Width": (0, 10)}
+_DEMO_FORMULA = "I(Species == 'virginica') ~ ."
+_DEMO_EPS = (0.5, 1.0, 2.0, 5.0)
+_DEMO_DRAWS = 100
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = dplr("Species ~ .", load_iris(), compat="PrivateLR", random_state=args.seed)
-    print('>>> dplr("Species ~ .", load_iris(), compat="PrivateLR")   # R: dplr(Species ~ ., iris)'
-          "\n")
-    print(model)
-    for w in caught:
-        print(f"{w.category.__name__}: {w.message}", file=sys.stderr)
-    # The same model with a guarantee that holds: a public bound on the covariate rows (iris
-    # measurements are below 10 cm, so every row of four has norm below 20) and clipping.
+
+def _demo(args) -> int:
+    """What privacy costs: one model on R's iris data, fitted privately at eps = 0.5, 1, 2 and 5
+    with public bounds (the default data_norm their map implies), next to the non-private fit
+    (glm's, eps = 0): one draw's coefficients, then accuracy and C-index over many draws of
+    the noise; then the eps = 1 fit's summary and the same fit on the command line."""
+    import numpy as np
+
+    from . import dplr, public_bounds
+    from .datasets import load_iris
+    from .mechanisms import check_random_state
+
+    iris = load_iris()
+    truth = (iris["Species"] == "virginica").to_numpy()
+    X = np.column_stack([np.ones(len(iris)), iris[list(_DEMO_RANGES)].to_numpy(float)])
+    pb = public_bounds(dict(_DEMO_RANGES))
+    rng = check_random_state(args.seed)       # one generator: every fit's noise
+    fits: list = []
+    accuracy: list = []
+    cindex: list = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the 3-class note, already shown above
-        private = dplr("Species ~ .", load_iris(), data_norm=20.0, clip=True,
-                       random_state=args.seed)
-    print('\n>>> dplr("Species ~ .", load_iris(), data_norm=20, clip=True)'
-          '   # a public bound: the guarantee holds\n')
-    print(private)
-    print(" With 150 rows and eps = 1 the noise is as large as the signal: the coefficients and the\n"
-          " C-index change a lot from draw to draw (run `privatelr demo --seed K` for a few K).")
+        warnings.simplefilter("ignore")       # the demo says what each column is
+        for eps in _DEMO_EPS:
+            fits.append(dplr(_DEMO_FORMULA, iris, bounds=pb, eps=eps, random_state=rng))
+            draws = [dplr(_DEMO_FORMULA, iris, bounds=pb, eps=eps, random_state=rng)
+                     for _ in range(_DEMO_DRAWS)]
+            # coefficients per cm: the linear predictor on the raw columns, at the 0.5 cut
+            acc = [float(np.mean((X @ m.coefficients.to_numpy() > 0) == truth)) for m in draws]
+            accuracy.append((float(np.mean(acc)), float(np.std(acc))))
+            cindex.append(float(np.mean([m.CIndex for m in draws])))
+        glm = dplr(_DEMO_FORMULA, iris, bounds=pb, eps=0, lambda_=0)
+    fits.append(glm)
+    accuracy.append((float(np.mean((X @ glm.coefficients.to_numpy() > 0) == truth)), None))
+    cindex.append(glm.CIndex)
+
+    ranges = ",\n".join(f"{' ' * 23}{name!r}: ({lo}, {hi})"
+                         for name, (lo, hi) in _DEMO_RANGES.items()).lstrip()
+    print("privatelr demo: what differential privacy costs, on R's iris data (150 flowers)\n")
+    print(" The model: is a flower Iris virginica, given its four measurements in cm?")
+    print(f'   dplr("{_DEMO_FORMULA}", iris, bounds=pb, eps=eps)')
+    print(" Public bounds, known before any flower is measured (never computed from the rows):")
+    print(f"   pb = public_bounds({{{ranges}}})".replace("'", '"'))
+    print(f"   each column enters the fit as (x - 5)/5, so every row has norm <= data_norm = "
+          f"{fits[0].data_norm:g}\n   (the default: the bound the map implies)\n")
+    width, last = 11, 16
+    head = "".join(f"{'eps = ' + format(e, 'g'):>{width}}" for e in _DEMO_EPS)
+    print(f"{'':26}{'private':^{len(_DEMO_EPS) * width}}{'NOT PRIVATE':>{last}}")
+    print(f"{'':26}{head}{'eps = 0 (glm)':>{last}}")
+
+    def row(label: str, cells: list) -> None:
+        print(f"   {label:<23}" + "".join(f"{c:>{width}}" for c in cells[:-1])
+              + f"{cells[-1]:>{last}}")
+
+    print(" one draw of the noise")
+    for name in fits[0].coefficients.index:
+        row(name, [f"{m.coefficients[name]:.3g}" for m in fits])
+    row("lambda (penalty)", [f"{m.lambda_:.3g}" for m in fits])
+    print(f" over {_DEMO_DRAWS} draws of the noise *")
+    row("accuracy, mean", [f"{a:.2f}" for a, _ in accuracy])
+    row("accuracy, sd", [f"{sd:.2f}" if sd is not None else "-" for _, sd in accuracy])
+    row("C-index (AUC), mean", [f"{c:.3f}" for c in cindex])
+    print("\n * on the training rows, without noise: diagnostics for this public data set, not"
+          "\n   private releases.\n")
+    print(" What privacy costs here. With 150 rows, the penalty lambda that the guarantee\n"
+          " needs (the default spends eps/10 on it) shrinks every coefficient towards 0, so\n"
+          " the probabilities stay near 1/2 and many virginica are missed at the 0.5 cut;\n"
+          " the noise moves the coefficients from draw to draw (`privatelr demo --seed K`).\n"
+          " The ranking of the flowers (the C-index) survives from eps = 1. A larger eps, or\n"
+          " more rows, buys accuracy back; privatelr.inference_plan(n, eps, ...) says\n"
+          " beforehand what a budget buys for standard errors.\n")
+    print(" The eps = 1 fit, as `privatelr fit` prints it:\n")
+    print(summary_in_flags(str(fits[1])))
+    flags = [f"--bounds {name}={lo},{hi}" for name, (lo, hi) in _DEMO_RANGES.items()]
+    print(" The same fit on the command line (iris.csv: privatelr.datasets.data_path), charged\n"
+          " to a budget kept across runs:\n"
+          f"   privatelr fit iris.csv --formula \"{_DEMO_FORMULA}\" --eps 1 \\\n"
+          + "".join(f"       {' '.join(flags[i:i + 2])} \\\n" for i in range(0, len(flags), 2))
+          + "       --ledger budget.json --budget 2 --out model.json")
     return 0
 
 
@@ -180,9 +242,10 @@ def _file_id(path: str) -> tuple | None:
     return st.st_dev, st.st_ino
 
 
-def _check_out(out, inputs) -> None:
-    """Refuse an ``--out`` path that would destroy an input or cannot be written, before
-    anything is read or written. ``inputs``: (argument name, path) pairs; ``-`` is stdin.
+def _check_out(out, inputs, *, force: bool = False) -> None:
+    """Refuse an ``--out`` path that would destroy an input or cannot be written, or that
+    names an existing file (unless ``force``: ``--force``), before anything is read or
+    written. ``inputs``: (argument name, path) pairs; ``-`` is stdin.
 
     Files are compared by identity (device and inode, through symlinks and hard links), so
     ``--out data.csv`` is refused when ``data.csv`` is the DATA file under another name, and
@@ -216,6 +279,9 @@ def _check_out(out, inputs) -> None:
     if not os.path.isdir(parent):
         raise _InputError(f"--out {out}: the directory {parent} does not exist; create it "
                           "first or choose another --out path")
+    if os.path.isfile(out) and not force:  # a device or a pipe (/dev/null) is not replaced
+        raise _InputError(f"--out {out} exists; give --force to replace it, or choose another "
+                          "--out path")
     if os.path.isfile(out) and not os.access(out, os.W_OK):
         raise _InputError(f"--out {out} exists and is read-only: make it writable or choose "
                           "another --out path")
@@ -486,7 +552,8 @@ def _one_line(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | None = None):
+def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | None = None,
+                 on_total=None):
     """Yield the table ``chunk_size`` rows at a time, keeping no reference to a chunk once the
     next one is requested. With ``passthrough`` (a column name, ``--id``), yield pairs
     ``(chunk, ids)``: ``ids`` is that column exactly as the file has it (CSV: its text, an
@@ -497,11 +564,15 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
     with :func:`_typed_columns` (Parquet keeps its stored types); a regular CSV file is then read
     by pyarrow (:func:`_arrow_text_chunks`), any other by pandas. Every line of a CSV is a row
     (see :func:`_read_csv`), so the chunks together have exactly one row per data line.
+
+    ``on_total(rows)`` is called with the number of rows when it is known before the chunks
+    are read: a Parquet file's metadata, or the checking pass of a CSV read by pyarrow (no
+    extra read). It is not called otherwise (stdin, a CSV read by pandas).
     """
     types = columns if isinstance(columns, Mapping) else None
     keep = None if columns is None else list(columns)
     if passthrough is not None:
-        inner = _iter_chunks(path, chunk_size, columns, None)
+        inner = _iter_chunks(path, chunk_size, columns, None, on_total)
         for chunk, ids in _with_ids(path, chunk_size, passthrough, inner):
             yield chunk, ids
             del chunk, ids
@@ -511,6 +582,8 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
         with _parquet_errors(path):
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names
+            if on_total is not None:
+                on_total(int(pf.metadata.num_rows))
         if keep is not None:
             _check_columns(path, names, keep)
             names = [c for c in names if c in set(keep)]
@@ -526,7 +599,7 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             yield chunk
             del chunk
         return
-    chunks = _arrow_text_chunks(path, chunk_size, keep) if types is not None else None
+    chunks = _arrow_text_chunks(path, chunk_size, keep, on_total) if types is not None else None
     if chunks is None:  # not a regular file, no types recorded, or no pyarrow
         chunks = _pandas_chunks(path, chunk_size, keep, types)
     rows = 0
@@ -576,7 +649,7 @@ def _pandas_chunks(path: str, chunk_size: int, keep, types):
 _ARROW_BLOCK = 1 << 22
 
 
-def _arrow_text_chunks(path: str, chunk_size: int, keep):
+def _arrow_text_chunks(path: str, chunk_size: int, keep, on_total=None):
     """The text columns ``keep`` of the CSV file ``path``, ``chunk_size`` rows at a time, read
     by pyarrow's multithreaded CSV reader — or None, and the caller reads the file with pandas
     (:func:`_read_csv`), whose rules the command line documents.
@@ -588,7 +661,8 @@ def _arrow_text_chunks(path: str, chunk_size: int, keep):
     decoded as text, every line's field count); a file that is not — a short or long row, a
     trailing comma, text that is not UTF-8, repeated column names, stdin — goes to pandas,
     which gives the documented rows or errors. The check costs about as much as the read
-    (0.3 s per 1e6 rows of eight columns, where pandas' reader took 2–3 s).
+    (0.3 s per 1e6 rows of eight columns, where pandas' reader took 2–3 s). The check counts
+    the rows: ``on_total(rows)`` is told the count once the file is known to be regular.
     """
     if path == "-":
         return None
@@ -618,16 +692,20 @@ def _arrow_text_chunks(path: str, chunk_size: int, keep):
         if not names or len(set(names)) != len(names) or "" in names:
             return None
         _check_columns(path, names, keep)
+        rows = 0
         with reader(names, None) as whole:  # the check: nothing is kept
-            for _ in whole:
+            for batch in whole:
                 if irregular:
                     return None
+                rows += batch.num_rows
         if irregular:
             return None
     except (pa.ArrowException, OSError, UnicodeError):
         return None
     # the read: a row the check did not see (the file changed since) stops it, never skipped
     read = reader(names, [c for c in names if c in set(keep)], lambda row: "error")
+    if on_total is not None:
+        on_total(rows)
     return _arrow_chunks(read, chunk_size, path)
 
 
@@ -723,9 +801,17 @@ def predict_stream(model, source: str, out, *, type: str = "probabilities",
     if id_column is not None:
         header = _csv_field(id_column) + "," + header
     rows = chunks = biggest = 0
-    bar = progress_bar(None, desc="predict", unit=" rows", enabled=progress)
+    # the rows of the input: shown on the data holder's terminal only, never written to out
+    bar = progress_bar(None, desc="predict", unit=" rows", enabled=progress, not_private=True)
+
+    def total(count: int) -> None:
+        if bar is not None:
+            bar.total = count
+            bar.refresh()
+
     try:  # the bar is closed on any error, so the error line starts a line of its own
-        for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column):
+        for item in _iter_chunks(source, chunk_size, columns=columns, passthrough=id_column,
+                                 on_total=total):
             chunk, ids = item if id_column is not None else (item, None)
             n = len(chunk)
             if n == 0:  # a header-only file: nothing to score
@@ -801,58 +887,336 @@ def _load_model(path: str):
 def _fit(args) -> int:
     from ._dplr import dplr
     from .persist import save_model
+    from .progress import reporting_passes
 
-    _check_option("--lambda", args.lambda_, above=0, strict=True)
     _check_option("--eps", args.eps, above=0, strict=False)
+    if args.eps == 0 and args.lambda_ == 0:   # glm's unpenalised fit, as dplr(lambda_=0, eps=0)
+        pass
+    elif args.lambda_ == 0:
+        raise _InputError("--lambda 0 (no penalty) is only for a non-private fit (--eps 0): "
+                          "the privacy noise needs a penalty > 0")
+    else:
+        _check_option("--lambda", args.lambda_, above=0, strict=True)
     _check_option("--data-norm", args.data_norm, above=0, strict=True)
     inputs = [("DATA", args.data)]
-    if args.levels_file is not None:
-        inputs.append(("--levels-file", args.levels_file))
-    _check_out(args.out, inputs)
+    for flag, path in (("--levels-file", args.levels_file), ("--bounds-file", args.bounds_file),
+                       ("--ledger", args.ledger)):
+        if path is not None:
+            inputs.append((flag, path))
+    _check_out(args.out, inputs, force=args.force)
     _check_option("--weights-bound", args.weights_bound, above=0, strict=True)
     if args.inference is not None and not 0 < args.inference < 1:
         raise _InputError(f"--inference must be a share of eps in (0, 1), got {args.inference}")
     levels = _parse_levels(args.levels or [], args.levels_file)
-    bar = progress_bar(3, desc="fit", unit=" steps", enabled=False if args.quiet else None)
-    try:  # the bar is closed on any error, so the error line starts a line of its own
-        _stage(bar, "reading", first=True)
-        frame = _read_table(args.data)
-        _stage(bar, "fitting")
-        if args.weights is not None and args.weights not in frame.columns:
-            raise _InputError(f"{_name(args.data)} has no column {args.weights!r} (--weights)")
-        with contextlib.redirect_stdout(sys.stderr):      # R's verbose messages: on stderr
-            model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
-                         rp_dim=args.rp_dim, threshold=args.threshold, do_scale=args.do_scale,
-                         op=not args.output_perturbation, method=args.method,
-                         delta=args.delta,
-                         data_norm=1.0 if args.data_norm is None else args.data_norm,
-                         clip=args.clip, random_state=args.seed, levels=levels or None,
-                         compat=args.compat, verbose=args.verbose, weights=args.weights,
-                         weights_bound=args.weights_bound, inference=args.inference)
-        del frame
-        _stage(bar, "saving")
-        with _naming(args.out):  # atomically: a failed save leaves the old file as it was
-            save_model(model, args.out)  # type: ignore[arg-type]  # binary: no --multiclass
-        _stage(bar, None)
-    finally:
-        if bar is not None:
-            bar.close()
-    print(model)
+    bounds = _public_bounds(args)
+    cost = _ledger_cost(args)       # (eps, delta) this run charges to --ledger, or None
+    with _open_ledger(args) as ledger:
+        if ledger is not None:        # before anything reads the data
+            _check_budget(ledger, cost, args)
+        bar = progress_bar(None, desc="fit", unit=" passes", not_private=True,
+                           enabled=False if args.quiet else None)
+        try:  # the bar is closed on any error, so the error line starts a line of its own
+            _stage(bar, "reading")
+            frame = _read_table(args.data)
+            _stage(bar, "fitting")
+            if args.weights is not None and args.weights not in frame.columns:
+                raise _InputError(f"{_name(args.data)} has no column {args.weights!r} "
+                                  "(--weights)")
+            if args.data_norm is not None:
+                data_norm = args.data_norm
+            else:
+                data_norm = None if bounds is not None else 1.0
+            # R's verbose messages on stderr; the passes over the rows move the bar
+            with contextlib.redirect_stdout(sys.stderr), \
+                    reporting_passes(_PassCounter(bar)), _bounds_hint(bounds, args):
+                model = dplr(args.formula, frame, lambda_=args.lambda_, eps=args.eps,
+                             rp_dim=args.rp_dim, threshold=args.threshold,
+                             do_scale=args.do_scale, op=not args.output_perturbation,
+                             method=args.method, delta=args.delta, data_norm=data_norm,
+                             clip=args.clip, random_state=args.seed, levels=levels or None,
+                             bounds=bounds, compat=args.compat, verbose=args.verbose,
+                             weights=args.weights, weights_bound=args.weights_bound,
+                             inference=args.inference)
+            del frame
+            if ledger is not None:  # charged before anything is released (model, summary)
+                assert cost is not None
+                ledger.record(*cost, note=_ledger_note(args))
+            _stage(bar, "saving")
+            with _naming(args.out):  # atomically: a failed save leaves the old file as it was
+                save_model(model, args.out)  # type: ignore[arg-type]  # binary: no --multiclass
+            _stage(bar, None)
+        finally:
+            if bar is not None:
+                bar.close()
+    print(summary_in_flags(str(model)))
     sys.stderr.write(f"privatelr fit: model saved to {args.out}\n")
+    if ledger is not None:
+        assert cost is not None
+        sys.stderr.write(f"privatelr fit: {_ledger_status(ledger, cost)}\n")
     return 0
 
 
-def _stage(bar, name: str | None, *, first: bool = False) -> None:
-    """Move the fit's progress bar (if shown) to the stage ``name``, counting the stage before
-    it as done (None: all done)."""
+@contextlib.contextmanager
+def _bounds_hint(bounds, args):
+    """With ``--bounds`` and the bound they imply, a row above the norm bound has a value
+    outside its declared range: say so (the library's message speaks of ``data_norm``)."""
+    try:
+        yield
+    except ValueError as exc:
+        msg = str(exc)
+        if bounds is None or args.data_norm is not None or "L2 norm above" not in msg:
+            raise
+        raise _InputError(
+            cli_words(" ".join(msg.split()).split(" Choose data_norm")[0])
+            + " With --bounds, such a row has a value outside its declared range (--bounds "
+            "COL=LO,HI, --bounds-file): check the ranges (they must hold every possible value, "
+            "chosen without looking at the rows), or pass --clip to clip such rows into the "
+            "bound") from None
+
+
+class _PassCounter:
+    """Moves the fit's bar by whole passes over the rows (a warm start's subsample passes add
+    their share). The count depends on the data: shown on the terminal, never released."""
+
+    def __init__(self, bar):
+        self._bar, self._total, self._shown = bar, 0.0, 0
+
+    def __call__(self, share: float) -> None:
+        if self._bar is None:
+            return
+        self._total += share
+        whole = int(self._total + 1e-9)
+        if whole > self._shown:
+            self._bar.update(whole - self._shown)
+            self._shown = whole
+
+
+def _stage(bar, name: str | None) -> None:
+    """Show the fit's stage ``name`` next to its bar (if shown); None: done."""
     if bar is None:
         return
-    if not first:
-        bar.update(1)
     if name is None:
         bar.close()
     else:
         bar.set_postfix_str(name)
+
+
+# ---- public bounds ---------------------------------------------------------------------------
+
+def _bound_number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _InputError(f"{where}: {value!r} is not a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise _InputError(f"{where}: the bounds must be finite numbers, got {value}")
+    return value
+
+
+def _check_range(col: str, lo: float, hi: float, where: str) -> tuple[float, float]:
+    if not lo <= hi:
+        raise _InputError(f"{where}: the lower bound {lo:g} of {col!r} is above the upper "
+                          f"bound {hi:g}; write COLUMN=LO,HI")
+    if lo == hi == 0:
+        raise _InputError(f"{where}: the range of {col!r} is (0, 0); give a range that holds "
+                          "the column's values")
+    return lo, hi
+
+
+def _parse_bounds(items: list, path: str | None) -> tuple[dict, dict]:
+    """``--bounds COL=LO,HI`` (repeatable) and ``--bounds-file BOUNDS.json``
+    (``{"ranges": {col: [lo, hi]}, "levels": {col: [...]}}``) as ``(ranges, levels)``."""
+    import json
+
+    ranges: dict = {}
+    levels: dict = {}
+    if path is not None:
+        where = f"--bounds-file {path}"
+        try:
+            with open(path, encoding="utf-8") as fh:
+                loaded = json.load(fh)
+        except (OSError, ValueError, RecursionError) as exc:
+            raise _InputError(f"{where}: not a readable JSON file ({_one_line(exc)})") from None
+        shape = ('a JSON object {"ranges": {"column": [lo, hi], ...}, "levels": {"column": '
+                 '["level", ...], ...}}')
+        if not isinstance(loaded, dict) or not set(loaded) <= {"ranges", "levels"}:
+            raise _InputError(f"{where}: must hold {shape}")
+        file_ranges = loaded.get("ranges", {})
+        if not isinstance(file_ranges, dict) or not all(
+                isinstance(v, list) and len(v) == 2 for v in file_ranges.values()):
+            raise _InputError(f"{where}: \"ranges\" must map each column to [lo, hi]; the "
+                              f"file must hold {shape}")
+        for col, (lo, hi) in file_ranges.items():
+            ranges[col] = _check_range(col, _bound_number(lo, f"{where}, {col!r}"),
+                                       _bound_number(hi, f"{where}, {col!r}"), where)
+        file_levels = loaded.get("levels", {})
+        if not isinstance(file_levels, dict) or not all(
+                isinstance(v, list) and v and all(isinstance(x, (str, int, float, bool))
+                                                  for x in v)
+                for v in file_levels.values()):
+            raise _InputError(f"{where}: \"levels\" must map each factor column to its list of "
+                              f"levels (first = reference); the file must hold {shape}")
+        levels.update(file_levels)
+        if not ranges:
+            raise _InputError(f"{where} holds no \"ranges\": give the public range of at least "
+                              "one numeric column (a file of levels only is a --levels-file)")
+    for item in items:
+        col, sep, text = item.rpartition("=")
+        parts = text.split(",")
+        if not sep or not col or len(parts) != 2:
+            raise _InputError(f"--bounds {item!r}: write COLUMN=LO,HI (e.g. --bounds age=18,90)")
+        try:
+            lo, hi = (float(v) for v in parts)
+        except ValueError:
+            raise _InputError(f"--bounds {item!r}: LO and HI must be numbers (e.g. --bounds "
+                              "age=18,90)") from None
+        if col in ranges:
+            raise _InputError(f"--bounds: column {col!r} is bounded twice"
+                              + (" (also in --bounds-file)" if path is not None else ""))
+        for v in (lo, hi):
+            _bound_number(v, f"--bounds {item!r}")
+        ranges[col] = _check_range(col, lo, hi, f"--bounds {item!r}")
+    return ranges, levels
+
+
+def _public_bounds(args):
+    """The :class:`~privatelr.PublicBounds` of ``--bounds``/``--bounds-file`` (None without
+    them): the same public map as ``dplr(..., bounds=public_bounds(ranges, levels=...))``."""
+    from .bounds import public_bounds
+
+    ranges, levels = _parse_bounds(args.bounds or [], args.bounds_file)
+    if not ranges:
+        for flag, given in (("--norm", args.norm is not None), ("--no-center", args.no_center)):
+            if given:
+                raise _InputError(f"{flag} shapes the public map of --bounds; give --bounds "
+                                  "COL=LO,HI (or --bounds-file) with it")
+        return None
+    return public_bounds(ranges, levels=levels or None, center=not args.no_center,
+                         norm=args.norm or "max")
+
+
+# ---- the budget ledger -----------------------------------------------------------------------
+
+def _ledger_cost(args) -> tuple[float, float] | None:
+    """``(eps, delta)`` this fit charges to ``--ledger`` (None without one), checked before
+    anything is read: the whole ``--eps`` (the inference share is part of it) and, for the
+    Gaussian methods, ``--delta``."""
+    from .calibration import GAUSSIAN_METHODS, check_method
+
+    if args.ledger is None:
+        for flag, given in (("--budget", args.budget is not None),
+                            ("--budget-delta", args.budget_delta is not None),
+                            ("--raise-budget", args.raise_budget),
+                            ("--note", args.note is not None)):
+            if given:
+                raise _InputError(f"{flag} belongs to a budget ledger: give --ledger FILE")
+        return None
+    _check_option("--budget", args.budget, above=0, strict=True)
+    if args.budget_delta is not None and not 0 <= args.budget_delta < 1:
+        raise _InputError(f"--budget-delta must be in [0, 1), got {args.budget_delta}")
+    if args.eps == 0:
+        raise _InputError("--eps 0 is a non-private fit, which has no finite privacy cost and "
+                          "cannot be charged to --ledger; drop --ledger for a non-private fit")
+    if args.compat is not None:
+        raise _InputError("--compat PrivateLR reproduces R, whose eps guarantee does not hold, "
+                          "so it cannot be charged to --ledger; drop --compat (or --ledger)")
+    parent = os.path.dirname(os.path.abspath(args.ledger))
+    if not os.path.isdir(parent):
+        raise _InputError(f"--ledger {args.ledger}: the directory {parent} does not exist; "
+                          "create it first or choose another --ledger path")
+    if os.path.isdir(args.ledger):
+        raise _InputError(f"--ledger {args.ledger} is a directory; give a file")
+    if _same_file(args.ledger, args.data):
+        raise _InputError(f"--ledger {args.ledger} is the DATA file; give the ledger its own "
+                          "file")
+    method = args.method or ("output" if args.output_perturbation else "objective")
+    method, delta = check_method(method, args.eps, args.delta)
+    return float(args.eps), float(delta) if method in GAUSSIAN_METHODS else 0.0
+
+
+@contextlib.contextmanager
+def _open_ledger(args):
+    """The locked :class:`~privatelr.ledger.BudgetLedger` of ``--ledger`` for the run (None
+    without one). A second run on the same ledger waits here until this one has finished."""
+    if args.ledger is None:
+        yield None
+        return
+    from .ledger import BudgetLedger
+
+    def waiting() -> None:
+        sys.stderr.write(f"privatelr fit: waiting for another run to finish with the ledger "
+                         f"{args.ledger}\n")
+        sys.stderr.flush()
+
+    with BudgetLedger.open(args.ledger, budget=args.budget, budget_delta=args.budget_delta,
+                           raise_budget=args.raise_budget, on_wait=waiting) as ledger:
+        yield ledger
+
+
+def _budget_text(ledger) -> str:
+    return (f"--budget {ledger.epsilon:g}" if ledger.delta == 0 else
+            f"--budget {ledger.epsilon:g} --budget-delta {ledger.delta:g}")
+
+
+def _spent_text(ledger, run_delta: float = 0.0) -> str:
+    (eps, delta), (left_eps, left_delta) = ledger.spent, ledger.remaining
+    runs = len(ledger.spends)
+    deltas = bool(ledger.delta or delta or run_delta)
+    spent = f"eps={eps:g}" + (f", delta={delta:g}" if deltas else "")
+    left = f"eps={left_eps:g}" + (f", delta={left_delta:g}" if deltas else "")
+    return (f"spent {spent} of {_budget_text(ledger)} in {runs} run{'' if runs == 1 else 's'}, "
+            f"remaining {left}")
+
+
+def _check_budget(ledger, cost, args) -> None:
+    """Refuse, before the data are read, a run whose cost does not fit what remains."""
+    from .exceptions import BudgetExceededError
+
+    eps, delta = cost
+    try:
+        ledger.check(eps, delta)
+    except BudgetExceededError:
+        this = f"--eps {eps:g}" + (f" --delta {delta:g}" if delta else "")
+        hint = (" (a ledger without --budget-delta takes only the pure-eps methods; --method "
+                "gaussian or amp need one created with --budget-delta)"
+                if delta and ledger.delta == 0 else "")
+        raise _InputError(f"--ledger {args.ledger}: this run ({this}) does not fit the budget: "
+                          f"{_spent_text(ledger, delta)}{hint}. Nothing was read or charged. "
+                          "The budget is fixed when the ledger is created (--raise-budget with "
+                          "a larger --budget raises it)") from None
+
+
+def _ledger_note(args) -> str:
+    """What a spend was for: the command's public inputs (never the seed)."""
+    method = args.method or ("output" if args.output_perturbation else "objective")
+    note = f"privatelr fit {_name(args.data)} --formula {args.formula!r} --method {method}"
+    if args.inference is not None:
+        note += f" --inference {args.inference:g}"
+    note += f" --out {args.out}"
+    return note if args.note is None else f"{args.note} ({note})"
+
+
+def _ledger_status(ledger, cost) -> str:
+    eps, delta = cost
+    this = f"eps={eps:g}" + (f", delta={delta:g}" if delta else "")
+    return f"ledger {ledger.path}: this run spent {this}; {_spent_text(ledger)}"
+
+
+def _ledger(args) -> int:
+    """``privatelr ledger FILE``: the budget, every spend and what remains."""
+    from .ledger import BudgetLedger
+
+    ledger = BudgetLedger.read(args.file)
+    print(f"ledger {args.file} (created {ledger.created})")
+    print(f" budget: eps={ledger.epsilon:g}, delta={ledger.delta:g}")
+    for change in ledger.budget_changes:
+        print(f"   raised to eps={change['eps']:g}, delta={change['delta']:g} on "
+              f"{change['date']}")
+    for i, spend in enumerate(ledger.spends, 1):
+        print(f" {i:>3}. {spend.date}  eps={spend.eps:g}, delta={spend.delta:g}  {spend.note}")
+    (eps, delta), (left_eps, left_delta) = ledger.spent, ledger.remaining
+    print(f" spent: eps={eps:g}, delta={delta:g}; remaining: eps={left_eps:g}, "
+          f"delta={left_delta:g}")
+    return 0
 
 
 def _parse_levels(items: list, path: str | None) -> dict:
@@ -887,7 +1251,7 @@ def _parse_levels(items: list, path: str | None) -> dict:
 def _predict(args) -> int:
     if args.chunk_size < 1:
         raise _InputError(f"--chunk-size must be a positive number of rows, got {args.chunk_size}")
-    _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)])
+    _check_out(args.out, [("MODEL.json", args.model), ("DATA", args.data)], force=args.force)
     model = _load_model(args.model)
     options = dict(type=args.type, chunk_size=args.chunk_size, id_column=args.id,
                    progress=False if args.quiet else None)
@@ -902,7 +1266,7 @@ def _predict(args) -> int:
 
 
 def _summary(args) -> int:
-    print(_load_model(args.model).summary())
+    print(summary_in_flags(str(_load_model(args.model).summary())))
     return 0
 
 
@@ -913,9 +1277,15 @@ def _add_model_parsers(sub) -> None:
             "Fit differentially private logistic regression (privatelr.dplr) to a table and "
             "save the model (privatelr.load_model reads it). DATA is CSV ('-' = stdin) or "
             "Parquet (.parquet/.pq, needs pyarrow); string columns are factors, whose levels a "
-            "private fit needs declared (--levels). Prints the summary. Only the coefficients are private (see the summary's notes)."),
-        epilog='example: privatelr fit cars.csv --formula "am ~ mpg + factor(cyl)" --eps 1 '
-               "--data-norm 40 --clip --seed 1 --out model.json")
+            "private fit needs declared (--levels). Public bounds on the columns (--bounds, "
+            "--bounds-file) give the public map and the norm bound, as "
+            "dplr(..., bounds=public_bounds(...)) does. Prints the summary. Only the "
+            "coefficients are private (see the summary's notes). With --ledger, the run is "
+            "charged to a budget kept in a file across runs (checked before the data are "
+            "read)."),
+        epilog='example: privatelr fit cars.csv --formula "am ~ mpg + hp + factor(cyl)" '
+               "--bounds mpg=10,35 --bounds hp=50,350 --levels cyl=4,6,8 --eps 1 "
+               "--ledger budget.json --budget 2 --out model.json")
     fit.add_argument("data", metavar="DATA", help="CSV or Parquet file")
     fit.add_argument("--formula", required=True, help="R formula, e.g. 'y ~ .' or "
                      "'am ~ mpg + factor(cyl)'")
@@ -923,7 +1293,8 @@ def _add_model_parsers(sub) -> None:
                      "non-private)")
     fit.add_argument("--lambda", dest="lambda_", type=float, default=None,
                      help="regulariser (default: the package's rule, privacy penalty "
-                     "eps/10 for the design's norm bound; R's rule with --compat)")
+                     "eps/10 for the design's norm bound; R's rule with --compat); 0 only with "
+                     "--eps 0 (glm's unpenalised fit)")
     fit.add_argument("--output-perturbation", action="store_true",
                      help="output perturbation instead of objective perturbation")
     fit.add_argument("--method", choices=["objective", "output", "gaussian", "amp"],
@@ -935,8 +1306,26 @@ def _add_model_parsers(sub) -> None:
                      help="classification threshold (youden/topleft are NOT private)")
     fit.add_argument("--do-scale", action="store_true",
                      help="R's do.scale: standardise and shrink into the unit ball (NOT private)")
+    fit.add_argument("--bounds", action="append", metavar="COL=LO,HI",
+                     help="public range of a numeric column, known without looking at the rows "
+                     "(repeat per column): the column is fitted as (x - midpoint)/half-range "
+                     "and --data-norm defaults to the bound this implies, as "
+                     "privatelr.public_bounds; predictions and the summary are per unit of the "
+                     "original column")
+    fit.add_argument("--bounds-file", metavar="BOUNDS.json", default=None,
+                     help='public bounds as a JSON object {"ranges": {"column": [lo, hi], '
+                          '...}, "levels": {"column": ["first level", ...], ...}} ("levels" '
+                          "optional: declared factor levels, first = reference); combines with "
+                          "--bounds and --levels")
+    fit.add_argument("--norm", choices=["max", "rms"], default=None,
+                     help="the norm bound --bounds implies: max (default, no row is ever "
+                          "clipped) or rms (tighter; rows above it are clipped)")
+    fit.add_argument("--no-center", action="store_true",
+                     help="with --bounds, divide each column by max(|LO|, |HI|) instead of "
+                          "centring it on its public midpoint")
     fit.add_argument("--data-norm", type=float, default=None, metavar="B",
-                     help="public bound on the covariate rows' L2 norm (default 1)")
+                     help="public bound on the covariate rows' L2 norm (default 1, or the "
+                          "bound --bounds implies)")
     fit.add_argument("--clip", action="store_true", help="clip rows above the bound into it")
     fit.add_argument("--rp-dim", type=int, default=0, help="random projection dimension "
                      "(0: none; negative: round(2 log n))")
@@ -967,7 +1356,25 @@ def _add_model_parsers(sub) -> None:
                      help="R's messages on stderr (dplr: set lambda to: ...); -vv for more")
     fit.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
     fit.add_argument("--out", required=True, metavar="MODEL.json",
-                     help="where to save the model (replaced atomically; must not be DATA)")
+                     help="where to save the model (written atomically; must not be DATA; an "
+                          "existing file only with --force)")
+    fit.add_argument("--force", action="store_true", help="replace an existing --out file")
+    fit.add_argument("--ledger", metavar="LEDGER.json", default=None,
+                     help="charge this fit to a privacy budget kept in LEDGER.json across runs "
+                          "(created with --budget): a run that does not fit what remains is "
+                          "refused before the data are read; the spend is recorded before the "
+                          "model is written")
+    fit.add_argument("--budget", type=float, default=None, metavar="EPS",
+                     help="the ledger's eps budget: required to create --ledger, fixed then "
+                          "(a different value is an error unless --raise-budget)")
+    fit.add_argument("--budget-delta", type=float, default=None, metavar="DELTA",
+                     help="the ledger's delta budget for the Gaussian methods (default 0 at "
+                          "creation), fixed as --budget is")
+    fit.add_argument("--raise-budget", action="store_true",
+                     help="raise the ledger's budget to --budget (and --budget-delta); the "
+                          "change is recorded in the ledger with its date; never lowers it")
+    fit.add_argument("--note", default=None, metavar="TEXT",
+                     help="what this spend is for, recorded in the ledger")
     fit.set_defaults(func=_fit)
 
     pred = sub.add_parser(
@@ -984,8 +1391,10 @@ def _add_model_parsers(sub) -> None:
     pred.add_argument("--type", choices=["probabilities", "class"], default="probabilities",
                       help="probabilities (default) or class labels (threshold p.tr)")
     pred.add_argument("--out", default=None, metavar="preds.csv",
-                      help="output file (default: stdout), replaced atomically; must not be "
-                           "MODEL.json or DATA (nor the file standard input reads for DATA -)")
+                      help="output file (default: stdout), written atomically; must not be "
+                           "MODEL.json or DATA (nor the file standard input reads for DATA -); "
+                           "an existing file only with --force")
+    pred.add_argument("--force", action="store_true", help="replace an existing --out file")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.add_argument("-q", "--quiet", action="store_true",
@@ -1000,9 +1409,21 @@ def _add_model_parsers(sub) -> None:
     summ.add_argument("model", metavar="MODEL.json")
     summ.set_defaults(func=_summary)
 
+    led = sub.add_parser(
+        "ledger", help="show a budget ledger: its budget, every spend and what remains",
+        description="Print a budget ledger written by 'privatelr fit --ledger' (checked: a "
+                    "file modified by hand is refused).")
+    led.add_argument("file", metavar="LEDGER.json")
+    led.set_defaults(func=_ledger)
+
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"privatelr: {category.__name__}: {message}\n")
+
+
+def _show_fit_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of ``fit``, in flags (:func:`cli_words`)."""
+    sys.stderr.write(f"privatelr: {category.__name__}: {cli_words(str(message))}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1012,7 +1433,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Differentially private logistic regression.")
     parser.add_argument("--version", action="version", version=f"privatelr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="fit the iris example and print its summary")
+    demo = sub.add_parser("demo", help="what privacy costs: private fits of the iris example "
+                          "next to the non-private one")
     demo.add_argument("--seed", type=int, default=None, help="random seed (default: OS entropy)")
     demo.set_defaults(func=_demo)
     _add_cms_parser(sub, "lrsimple", svm=False)
@@ -1026,8 +1448,10 @@ def main(argv=None) -> int:
 
     Bad input (``ValueError``, ``TypeError``, ``OSError`` such as a missing file) prints one
     line ``privatelr <command>: error: <message>`` on stderr, no traceback. Warnings (e.g.
-    :class:`~privatelr.PrivacyWarning`) are printed as one line each on stderr. Set the
-    environment variable ``PRIVATELR_DEBUG=1`` to see tracebacks.
+    :class:`~privatelr.PrivacyWarning`) are printed as one line each on stderr. The errors and
+    warnings of ``fit`` name the flags to use, not the library's Python arguments
+    (:func:`cli_words`). Set the environment variable ``PRIVATELR_DEBUG=1`` to see
+    tracebacks.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -1035,7 +1459,8 @@ def main(argv=None) -> int:
     prog = f"privatelr {args.command}"
     with warnings.catch_warnings():
         if not debug:
-            warnings.showwarning = _show_warning
+            warnings.showwarning = _show_fit_warning if args.command == "fit" else \
+                _show_warning
         try:
             seed = getattr(args, "seed", None)
             if seed is not None and seed < 0:
@@ -1051,6 +1476,8 @@ def main(argv=None) -> int:
             msg = " ".join(str(exc).split()) or type(exc).__name__
             if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
                 msg = f"{exc.strerror}: {exc.filename}"
+            elif args.command == "fit" and not isinstance(exc, _InputError):
+                msg = cli_words(msg)              # the library's Python spelling -> flags
             sys.stderr.write(f"{prog}: error: {msg}\n")
             return 2
         except KeyboardInterrupt:

@@ -49,6 +49,7 @@ from typing import Any
 
 from ._threads import PARALLEL_MIN_BYTES, map_chunks, sum_in_order
 from .losses import Loss
+from .progress import report_pass
 
 CHUNK_BYTES = 4 * 2**20
 HESSIAN_F32_MIN_D = 24
@@ -246,6 +247,7 @@ class ERMObjective:
         m = self._cached_margins(w)
         if m is None:
             self.passes += 1
+            report_pass(self._share)
             self.work["gradient"] += self._share
             self._w, self._m = w.copy(), self.y * np.einsum("ij,j->i", self.X, w)
             if self._yo is not None:
@@ -299,6 +301,7 @@ class ERMObjective:
                                         parallel))
             H = None
         self.passes += 1
+        report_pass(self._share)
         if hessian:  # a strided Hessian costs a gradient pass and 1/k of the Hessian's extra
             self.work["hessian"] += self._share / stride
             self.work["gradient"] += self._share * (1.0 - 1.0 / stride)

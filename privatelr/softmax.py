@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validation import is_sparse
+from .progress import report_pass
 
 __all__ = ["SoftmaxObjective", "softmax_sums"]
 
@@ -117,6 +118,7 @@ class SoftmaxObjective:
         """``(f, g, H)`` at ``w`` (``g``/``H`` None below ``order`` 1/2): one pass over X."""
         w = np.asarray(w, dtype=np.float64)
         self.passes += 1
+        report_pass()
         total, G, H, P = softmax_sums(self.X, self.codes, w.reshape(self.p, self.K), self.a,
                                       order)
         return self._finish(w, total, G, H, P)

@@ -50,6 +50,7 @@ from ..design.values import column_names
 from ..rows import FrameRows, Scan, is_dask, require_codes
 from ..scoring import class_dtype, output_series
 from ..losses import Loss
+from ..progress import report_pass
 from ..softmax import SoftmaxObjective, softmax_sums
 
 __all__ = ["DaskRows", "DaskERMObjective", "keep_in_memory", "memory_budget", "PERSIST_KEY",
@@ -285,6 +286,7 @@ class DaskERMObjective:
                               chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
         total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
         self.passes += 1
+        report_pass()
         data = total[1] / self.n
         ridge, lin = 0.5 * self.lambda_ * (v @ v), self.linear @ v
         self.value_scale = float(abs(data) + ridge + abs(lin))
@@ -400,6 +402,7 @@ class DaskSoftmaxObjective(SoftmaxObjective):
                               chunks=((1,) * self.X.numblocks[0], (2 + d + d * d,)))
         total = np.asarray(parts.sum(axis=0, split_every=_SPLIT_EVERY).compute(), dtype=float)
         self.passes += 1
+        report_pass()
         G = total[2:2 + d] if order >= 1 else None
         H = total[2 + d:].reshape(d, d).copy() if order == 2 else None
         return self._finish(w, total[1], G, H, None)

@@ -25,6 +25,7 @@ import numpy as np
 from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, is_sparse,
                            sparse_row_norms, too_large)
 from ..objective import loss_terms, objective_value
+from ..progress import report_pass
 from ..rows import ArrayRows, Scan, class_codes, require_codes
 from ..softmax import SoftmaxObjective
 
@@ -170,6 +171,7 @@ class SparseObjective:
 
     def _margins(self, w):
         self.passes += 1
+        report_pass()
         return self.y * (self.X @ w)
 
     def _value_from(self, w, lv):

@@ -105,7 +105,7 @@ def response_coding(lhs, yk: Kind, book: LevelBook, cols: Columns, n: int, respo
                 f"the response {response!r} holds {TYPE_WORDS[yk.kind]} whose levels would be "
                 f"learned from the private rows (one record can change every label), which "
                 f"breaks the privacy guarantee of {why}. Declare them: levels={{{key!r}: "
-                "[first, second, ...]}} (the first is coded 0) or a pandas Categorical; or use "
+                "[first, second, ...]} (the first is coded 0) or a pandas Categorical; or use "
                 f"a bool or 0/1 response (e.g. I(y == 'yes')){book.hint}")
         vec = eval_rows(lhs, cols, book, n, response)
         levels = book.resolve(key, vec)

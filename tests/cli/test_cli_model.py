@@ -80,7 +80,11 @@ def test_fit_predict_summary_match_the_python_api(tmp_path, cars_csv):
 
     proc = run("summary", str(model_path))
     # the saved file is the release: its summary prints the C-index as NA (not in it)
-    assert proc.returncode == 0 and proc.stdout.strip() == str(ref.release().summary()).strip()
+    # the Python summary, its hints in flags ("refit with --inference", not inference=True)
+    assert "inference=True" in str(ref.release().summary())
+    assert proc.returncode == 0 and proc.stdout.strip() == cli.summary_in_flags(
+        str(ref.release().summary())).strip()
+    assert "refit with --inference" in proc.stdout
 
 
 def test_options_reach_dplr(tmp_path, cars_csv, capsys):
@@ -117,7 +121,7 @@ def test_predict_streams_one_chunk_at_a_time(tmp_path, monkeypatch):
     seen, alive_at_next = [], []
     original = cli._iter_chunks
 
-    def spy(path, size, columns=None, passthrough=None):
+    def spy(path, size, columns=None, passthrough=None, on_total=None):
         assert size == chunk_size and passthrough is None
         prev = None
         for chunk in original(path, size, columns=columns):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 
@@ -42,8 +43,9 @@ def test_verbose_prints_rs_messages_on_stderr_only(cars, tmp_path, capsys):
     assert code == 0
     assert "dplr: set lambda to:" in err and "dplr: set lambda to:" not in out
     code, out, err = _run(["fit", str(path), "--formula", "am ~ mpg + wt", "--eps", "1",
-                           "--data-norm", "1.5", "--seed", "1", "--out", str(out_file)], capsys)
-    assert "set lambda" not in err and "privacy penalty" not in err
+                           "--data-norm", "1.5", "--seed", "1", "--out", str(out_file),
+                           "--force"], capsys)
+    assert code == 0 and "set lambda" not in err and "privacy penalty" not in err
 
 
 def test_weights_column_gives_the_weighted_fit(cars, tmp_path, capsys):
@@ -61,10 +63,11 @@ def test_weights_column_gives_the_weighted_fit(cars, tmp_path, capsys):
     assert model.calibration.weights_bound == 3.0
     # a private fit with weights needs the public bound; a missing column is named
     code, _, err = _run(["fit", str(path), "--formula", "am ~ mpg + wt", "--eps", "1",
-                         "--data-norm", "1.5", "--weights", "w", "--out", str(out_file)], capsys)
-    assert code == 2 and "weights_bound" in err
+                         "--data-norm", "1.5", "--weights", "w", "--out", str(out_file),
+                         "--force"], capsys)
+    assert code == 2 and "--weights-bound" in err and "weights_bound" not in err
     code, _, err = _run(["fit", str(path), "--formula", "am ~ mpg + wt", "--weights", "zz",
-                         "--weights-bound", "3", "--out", str(out_file)], capsys)
+                         "--weights-bound", "3", "--out", str(out_file), "--force"], capsys)
     assert code == 2 and "'zz' (--weights)" in err
 
 
@@ -122,13 +125,17 @@ class _Bar:
 
     made: list = []
 
-    def __init__(self, total, *, desc, unit, enabled=None, leave=False):
+    def __init__(self, total, *, desc, unit, enabled=None, leave=False, not_private=False):
         self.total, self.desc, self.enabled, self.n, self.closed = total, desc, enabled, 0, False
-        self.stages = []
+        self.unit, self.not_private, self.stages, self.updates = unit, not_private, [], []
         _Bar.made.append(self)
 
     def update(self, k):
         self.n += k
+        self.updates.append((k, self.stages[-1] if self.stages else None))
+
+    def refresh(self):
+        pass
 
     def set_postfix_str(self, text):
         self.stages.append(text)
@@ -150,8 +157,17 @@ def test_progress_counts_rows_and_stages_unless_quiet(cars, tmp_path, capsys, mo
     fit_bar, predict_bar = _Bar.made
     # shown only on a terminal (enabled=None asks progress_bar to check), never with --quiet
     assert fit_bar.enabled is predict_bar.enabled is (False if quiet else None)
-    assert fit_bar.stages == ["reading", "fitting", "saving"] and fit_bar.n == 3
+    # the fit's bar counts whole passes over the rows while it is fitting (issue 29: it used to
+    # sit on three coarse stages); both counts are labelled not private
+    assert fit_bar.stages == ["reading", "fitting", "saving"] and fit_bar.unit == " passes"
+    assert fit_bar.n >= 2 and all(k >= 1 and stage == "fitting" for k, stage in fit_bar.updates)
+    assert fit_bar.not_private and predict_bar.not_private
+    # the count is a diagnostic for the terminal: not in the saved model (the release)
+    saved = mfile.read_text()
+    assert "passes" not in saved and "iteration" not in saved
     assert predict_bar.n == len(df) and predict_bar.closed
+    if importlib.util.find_spec("pyarrow") is not None:  # the check pass counts the rows
+        assert predict_bar.total == len(df)
 
 
 def test_no_progress_output_when_stderr_is_not_a_terminal(cars, tmp_path, capsys):

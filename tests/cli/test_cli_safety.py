@@ -192,7 +192,7 @@ def test_interrupted_predict_leaves_the_previous_output_and_no_temporary(fitted,
 
     monkeypatch.setattr(cli, "_csv_lines", flaky)
     got, _, err = main_inproc(capsys, "predict", d / "model.json", d / "data.csv",
-                              "--out", d / "out.csv", "--chunk-size", "10")
+                              "--out", d / "out.csv", "--chunk-size", "10", "--force")
     assert got == code and len(calls) == 2
     assert snapshot(d) == before  # old output intact, the .part file kept, no temporary left
     assert ".tmp" not in err and ".part" not in err
@@ -223,7 +223,7 @@ def test_fit_keeps_the_models_permissions_and_never_touches_tmp_pid(fitted, caps
     decoy = d / f"model.json.tmp{os.getpid()}"  # the name save_model used to overwrite
     decoy.write_text("precious")
     code, _, err = main_inproc(capsys, "fit", d / "data.csv", "--formula", "y ~ x", "--eps",
-                               "0", "--out", model)
+                               "0", "--out", model, "--force")
     assert code == 0, err
     assert stat.S_IMODE(model.stat().st_mode) == 0o640
     assert decoy.read_text() == "precious"
