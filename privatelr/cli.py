@@ -1343,7 +1343,7 @@ def _add_model_parsers(sub) -> None:
     fit.add_argument("--weights-bound", type=float, default=None, metavar="A",
                      help="public upper bound on every weight (weights outside [0, A] are "
                           "refused)")
-    from .inference.release import DEFAULT_SHARE
+    from .defaults import DEFAULT_SHARE
 
     fit.add_argument("--inference", type=float, nargs="?", const=DEFAULT_SHARE, default=None,
                      metavar="SHARE",
