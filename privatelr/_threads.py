@@ -14,7 +14,9 @@ chunk then makes no difference: one thread, two or eight give bit-identical resu
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
@@ -25,6 +27,48 @@ T = TypeVar("T")
 MAX_WORKERS = 8
 PARALLEL_MIN_BYTES = 16 * 2**20  # below this, a pass is too short to gain from threads
 _POOL: ThreadPoolExecutor | None = None
+
+
+_BLAS = None  # threadpoolctl's controller of the loaded BLAS libraries (False: none found)
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS = [0, None]  # callers inside the context, and the limits to restore after the last
+
+
+@contextlib.contextmanager
+def blas_one_thread():
+    """BLAS on one thread for the duration (``threadpoolctl``), then as it was.
+
+    Reference-counted, so that nested uses and concurrent fits restore the limit only after
+    the last one leaves. The limit is process-wide (it is BLAS's own setting): another thread
+    of the process calling BLAS meanwhile runs on one BLAS thread too.
+
+    Examples
+    --------
+    >>> with blas_one_thread():
+    ...     pass
+    """
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS = ThreadpoolController().select(user_api="blas") or False
+        except Exception:  # no BLAS threadpoolctl can control (or it is not installed)
+            _BLAS = False
+    if _BLAS is False:
+        yield
+        return
+    with _BLAS_LOCK:
+        if _BLAS_USERS[0] == 0:
+            _BLAS_USERS[1] = _BLAS.limit(limits=1)
+        _BLAS_USERS[0] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS[0] -= 1
+            if _BLAS_USERS[0] == 0:
+                _BLAS_USERS[1].restore_original_limits()
+                _BLAS_USERS[1] = None
 
 
 def workers() -> int:

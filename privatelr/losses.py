@@ -15,7 +15,7 @@ to the function they bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import expit
@@ -35,6 +35,11 @@ class Loss(Protocol):
         Declared bound on ``|derivative|``; the calibration requires 1.
     curvature : float
         Declared bound ``c`` on ``second_derivative``.
+
+    Optional: ``terms(z, second)`` and ``derivatives(z, second)`` (fused evaluations), and
+    ``third_derivative_bound``, a bound on the third derivative's magnitude for a loss that has
+    one (it lets the solver accept a step from the gradient alone, without the objective's
+    value: :func:`privatelr.solver.newton`).
     """
 
     name: str
@@ -65,6 +70,9 @@ class LogisticLoss:
     name: str = "logistic"
     lipschitz: float = 1.0
     curvature: float = 0.25
+    #: A bound on the third derivative: l3 = s (1 - s)(1 - 2 s) with s = sigma(z) peaks at
+    #: s = 1/2 -+ 1/(2 sqrt 3), where |l3| = 1/(6 sqrt 3) (the solver's step certificate)
+    third_derivative_bound: ClassVar[float] = 1.0 / (6.0 * 3.0 ** 0.5)
 
     def value(self, z):
         return np.logaddexp(0.0, -z)
@@ -78,11 +86,33 @@ class LogisticLoss:
 
     def terms(self, z, second: bool = True):
         """``(value, derivative, second_derivative or None)`` sharing one ``exp`` call."""
-        e = np.exp(-np.abs(z))
-        value = np.log1p(e) + np.maximum(-z, 0.0)
-        q = 1.0 / (1.0 + e)
-        p_neg = np.where(z >= 0, e * q, q)  # sigma(-z)
-        return value, -p_neg, (p_neg * (1.0 - p_neg) if second else None)
+        e, d1, d2 = self._from_exp(z, second)
+        value = np.log1p(e, out=e)
+        value -= np.minimum(z, 0.0)          # + max(-z, 0)
+        return value, d1, d2
+
+    def derivatives(self, z, second: bool = True):
+        """``(derivative, second_derivative or None)``: :meth:`terms` without the value (one
+        ``exp``, no ``log1p``), for the passes that need only the gradient and Hessian."""
+        return self._from_exp(z, second)[1:]
+
+    @staticmethod
+    def _from_exp(z, second: bool):
+        """``(exp(-|z|), -sigma(-z), sigma(z) sigma(-z) or None)``, in place where possible:
+        ``sigma(-z)`` is ``q = 1 / (1 + exp(-|z|))`` for ``z < 0`` and ``exp(-|z|) q`` else
+        (no overflow for any finite ``z``)."""
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        s = e + 1.0
+        np.reciprocal(s, out=s)
+        np.multiply(s, e, out=s, where=z >= 0)   # sigma(-z)
+        d2 = None
+        if second:
+            d2 = 1.0 - s
+            d2 *= s
+        np.negative(s, out=s)
+        return e, s, d2
 
 
 @dataclass(frozen=True)
@@ -135,6 +165,10 @@ class HuberLoss:
     def terms(self, z, second: bool = True):
         """``(value, derivative, second_derivative or None)`` in one call."""
         return self.value(z), self.derivative(z), (self.second_derivative(z) if second else None)
+
+    def derivatives(self, z, second: bool = True):
+        """``(derivative, second_derivative or None)`` in one call."""
+        return self.derivative(z), (self.second_derivative(z) if second else None)
 
 
 def get_loss(loss, h: float = 0.5) -> Loss:
