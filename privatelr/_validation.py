@@ -339,16 +339,14 @@ def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
     """Labels given as 0/1, bool or -1/+1 returned as an ``int8`` array of -1/+1 (one byte a
     row: products with float arrays are the float products of ±1.0, bit for bit)."""
     arr = label_vector(name, y, n)
-    out = np.full(arr.shape[0], -1, dtype=np.int8)
-    if arr.dtype == np.bool_:
-        out[arr] = 1
-        return out
-    if not np.issubdtype(arr.dtype, np.number):
+    if arr.dtype != np.bool_ and not np.issubdtype(arr.dtype, np.number):
         raise TypeError(f"{name} must be 0/1, bool or -1/+1 numbers, got dtype {arr.dtype}")
-    one = arr == 1
-    out[one] = 1
-    rest = arr[~one]
-    if (rest == 0).all() or (rest == -1).all():      # 0/1 or -1/+1 (either class may be absent)
+    one = arr if arr.dtype == np.bool_ else arr == 1
+    out = one.astype(np.int8)                          # elementwise, no boolean indexing
+    out *= 2
+    out -= 1
+    # 0/1 or -1/+1 (either class may be absent): every label not 1 is 0, or every one is -1
+    if arr.dtype == np.bool_ or (one | (arr == 0)).all() or (one | (arr == -1)).all():
         return out
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():

@@ -58,8 +58,9 @@ class LogisticLoss:
     r"""Logistic loss :math:`\ell(z) = \log(1 + e^{-z})`.
 
     :math:`\ell'(z) = -1/(1+e^{z}) \in (-1, 0)` and :math:`\ell''(z) = \sigma(z)\sigma(-z) \le 1/4`,
-    so ``lipschitz = 1`` and ``curvature = c = 1/4`` (NIPS 2008, Section 3.1). Computed with
-    ``logaddexp`` and ``expit``: no overflow for any finite margin.
+    so ``lipschitz = 1`` and ``curvature = c = 1/4`` (NIPS 2008, Section 3.1). Computed from
+    ``exp(-|z|)`` (the value) and ``1 / (1 + exp(z))`` (the derivatives): no overflow reported,
+    and accurate to rounding, for any finite margin.
 
     Examples
     --------
@@ -75,44 +76,49 @@ class LogisticLoss:
     third_derivative_bound: ClassVar[float] = 1.0 / (6.0 * 3.0 ** 0.5)
 
     def value(self, z):
-        return np.logaddexp(0.0, -z)
+        """``log(1 + exp(-z))`` as ``log1p(exp(-|z|)) + max(-z, 0)``: no overflow, accurate to
+        rounding for every finite ``z`` (the tail ``exp(-|z|)`` is never rounded against 1)."""
+        z = np.asarray(z, dtype=np.float64)
+        v = np.empty(z.shape)
+        np.abs(z, out=v)
+        np.negative(v, out=v)
+        np.exp(v, out=v)
+        np.log1p(v, out=v)
+        v -= np.minimum(z, 0.0)
+        return v[()]                             # a scalar for a scalar
 
     def derivative(self, z):
-        return -expit(-z)
+        return self.derivatives(z, False)[0]
 
     def second_derivative(self, z):
-        p = expit(z)
-        return p * (1.0 - p)
+        return self.derivatives(z, True)[1]
 
     def terms(self, z, second: bool = True):
-        """``(value, derivative, second_derivative or None)`` sharing one ``exp`` call."""
-        e, d1, d2 = self._from_exp(z, second)
-        value = np.log1p(e, out=e)
-        value -= np.minimum(z, 0.0)          # + max(-z, 0)
-        return value, d1, d2
+        """``(value, derivative, second_derivative or None)``."""
+        return (self.value(z), *self.derivatives(z, second))
 
     def derivatives(self, z, second: bool = True):
-        """``(derivative, second_derivative or None)``: :meth:`terms` without the value (one
-        ``exp``, no ``log1p``), for the passes that need only the gradient and Hessian."""
-        return self._from_exp(z, second)[1:]
+        """``(derivative, second_derivative or None)`` from one ``exp``: with
+        ``s = sigma(-z) = 1 / (1 + exp(z))``, ``l' = -s`` and ``l'' = s (1 - s)``.
 
-    @staticmethod
-    def _from_exp(z, second: bool):
-        """``(exp(-|z|), -sigma(-z), sigma(z) sigma(-z) or None)``, in place where possible:
-        ``sigma(-z)`` is ``q = 1 / (1 + exp(-|z|))`` for ``z < 0`` and ``exp(-|z|) q`` else
-        (no overflow for any finite ``z``)."""
-        e = np.abs(z)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        s = e + 1.0
-        np.reciprocal(s, out=s)
-        np.multiply(s, e, out=s, where=z >= 0)   # sigma(-z)
+        ``1 / (1 + exp(z))`` is accurate to a few rounding errors (relative) for every ``z``: a
+        large ``z`` overflows ``exp`` to infinity and gives exactly 0, the limit (the overflow
+        is expected and not reported). This is what a pass over the rows computes for the
+        gradient and Hessian, without the value.
+        """
+        z = np.asarray(z, dtype=np.float64)
+        s = np.empty(z.shape)
+        with np.errstate(over="ignore"):
+            np.exp(z, out=s)
+        s += 1.0
+        np.reciprocal(s, out=s)                  # sigma(-z)
         d2 = None
         if second:
             d2 = 1.0 - s
             d2 *= s
+            d2 = d2[()]
         np.negative(s, out=s)
-        return e, s, d2
+        return s[()], d2
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ class ERMObjective:
 
         def work(k):
             rows = slice(k * step, min((k + 1) * step, self.n))
-            lv[rows] = self._terms(m[rows], False)[0]
+            lv[rows] = self.loss.value(m[rows])
 
         map_chunks(-(-self.n // step), work)  # 65,536-row chunks: one inline below that
         return lv
