@@ -409,11 +409,12 @@ def sparse_row_norms(X) -> np.ndarray:
     """L2 norms of the rows of a CSR matrix from its stored values, exact to rounding at every
     scale: rows whose sum of squares overflows or underflows are recomputed as
     ``m * ||x / m||`` with ``m`` the row's largest absolute value."""
-    n = X.shape[0]
+    import scipy.sparse as sp
+
     data = X.data
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=n))
+    with np.errstate(over="ignore"):   # the rows' sums of squares: one sparse product
+        squares = sp.csr_matrix((data * data, X.indices, X.indptr), shape=X.shape)
+        norms = np.sqrt(np.asarray(squares @ np.ones(X.shape[1])).ravel())
     for i in np.flatnonzero(~np.isfinite(norms) | ((norms > 0) & (norms < 1e-140))):
         row = np.abs(data[X.indptr[i]:X.indptr[i + 1]])
         m = row.max()
