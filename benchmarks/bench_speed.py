@@ -15,7 +15,7 @@ times and the median of the per-round ratios (with their range).
 * busy ``K``: K competing processes (``python -c "while True: pass"``) run during the rounds;
 * data ``bench``: bench_fit's rows, uniform in the unit ball, ``||beta|| = 10``; ``correlated``:
   an intercept column 0.5 and Gaussian covariates with AR(1) correlation 0.7 between neighbouring
-  columns, rows scaled by the largest row norm (so every row is in the unit ball: no clipping
+  columns, scaled by the largest covariate norm (so every row is in the unit ball: no clipping
   changes the objective), labels from a logistic model with ``||beta|| = 5`` (issue 30's "turn-2
   peer data" is not defined in the repository; this is the second generator used instead);
 * pass-eq: the private fit's work in full-data gradient passes (bench_fit's definition: the
@@ -52,7 +52,7 @@ def make_correlated(n: int, d: int, seed: int = 0, rho: float = 0.7):
     X = np.empty((n, d))
     X[:, 0] = 0.5
     X[:, 1:] = Z
-    X[:, 1:] /= np.sqrt(np.einsum("ij,ij->i", X, X).max())
+    X[:, 1:] *= np.sqrt(0.75 / np.einsum("ij,ij->i", Z, Z).max())   # every row's norm <= 1
     beta = rng.standard_normal(d)
     beta *= 5.0 / np.linalg.norm(beta)
     y = (rng.uniform(size=n) < expit(X @ beta)).astype(np.int8)

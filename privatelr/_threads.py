@@ -114,10 +114,12 @@ if hasattr(os, "register_at_fork"):
 def map_chunks(count: int, work: Callable[[int], T], parallel: bool = True) -> list[T]:
     """``[work(k) for k in range(count)]``: one result per chunk, in chunk order.
 
-    Runs on the pool when ``parallel`` and more than one worker is available (worker ``i`` of
-    ``W`` computes chunks ``i, i + W, i + 2W, ...``), else inline. The list is the same whatever
-    the number of workers, provided ``work(k)`` depends on ``k`` only (each chunk is computed
-    alone, from fixed boundaries); combine it in order with :func:`sum_in_order`.
+    Runs on the pool when ``parallel`` and more than one worker is available, else inline. The
+    workers take the next chunk not yet taken as each finishes one (dynamic scheduling): on a
+    busy machine a worker that the system deschedules holds up one chunk, not a fixed share of
+    the pass. The list is the same whatever the number of workers and whichever worker computed
+    which chunk, provided ``work(k)`` depends on ``k`` only (each chunk is computed alone, from
+    fixed boundaries); combine it in order with :func:`sum_in_order`.
 
     Examples
     --------
@@ -129,9 +131,15 @@ def map_chunks(count: int, work: Callable[[int], T], parallel: bool = True) -> l
         return [work(k) for k in range(count)]
     w = min(w, count)
     out: list = [None] * count
+    chunks = iter(range(count))
+    lock = threading.Lock()
 
-    def run(i: int) -> None:
-        for k in range(i, count, w):
+    def run(_: int) -> None:
+        while True:
+            with lock:
+                k = next(chunks, None)
+            if k is None:
+                return
             out[k] = work(k)
 
     for _ in _pool().map(run, range(w)):  # waits for every worker; re-raises their errors
