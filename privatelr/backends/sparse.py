@@ -168,6 +168,9 @@ class SparseObjective:
 
     #: :meth:`evaluate` can skip the value (``value=False``), :meth:`value` gives it later
     lazy_value = True
+    #: ``passes`` counts every product with the matrix (``X @ v``, ``X' r``, Hessian-vector
+    #: products two each, the Hessian's diagonal and the ``d x d`` Hessian one each): each
+    #: reads all its non-zeros once
 
     def __init__(self, X, y, loss, lambda_: float, noise=None, weights=None):
         self.X = X
@@ -217,6 +220,7 @@ class SparseObjective:
                 r = r * self.weights
             if pt[2] is None:
                 pt[2] = np.asarray(self.X.T @ r).ravel() / self.n
+                self.passes += 1
             if curvature:
                 c = d2 / self.n
                 pt[3] = c if self.weights is None else c * self.weights
@@ -229,6 +233,7 @@ class SparseObjective:
     def _hessian(self, c) -> np.ndarray:
         import scipy.sparse as sp
 
+        self.passes += 1
         return (self.X.T @ sp.diags(c) @ self.X).toarray()
 
     def evaluate(self, w, hessian: bool = True, value: bool = True):
@@ -254,6 +259,7 @@ class SparseObjective:
         self._derivatives(pt, True)
         xv = self.X @ v
         Hv = np.asarray(self.X.T @ (pt[3] * xv)).ravel() + self.lambda_ * v
+        self.passes += 2
         xv *= self.y
         return Hv, xv
 
@@ -268,6 +274,7 @@ class SparseObjective:
         if getattr(self, "_squares", None) is None:
             X = self.X
             self._squares = sp.csr_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
+        self.passes += 1
         return np.asarray(self._squares.T @ pt[3]).ravel() + self.lambda_
 
     def information(self, w) -> np.ndarray:

@@ -132,7 +132,7 @@ def test_sparse_passes_match_the_dense_objective_and_the_line_takes_cg_s_increme
     assert phi_s(0.5) == pytest.approx(phi_d(0.5), rel=1e-13)
     given = SparseObjective(X, ys, LogisticLoss(), 1e-3, weights=a)
     phi_g = given.line(w, p, False, increment=ys * (X @ p))
-    assert given.passes == 1       # the margins at w; X @ p not computed again
+    assert given.passes == 2       # X @ w and X' r at w + p; X @ p not computed again
     np.testing.assert_array_equal(phi_g.gradient, phi_s.gradient)
     assert phi_g(0.3) == phi_s(0.3)
 
