@@ -56,6 +56,7 @@ _EXPORTS = {
     "inference": (".inference", None), "vcov": (".inference", "vcov"),
     "confint": (".inference", "confint"), "tidy": (".inference", "tidy"),
     "coef_table": (".inference", "coef_table"),
+    "inference_plan": (".inference", "inference_plan"),
 }
 
 
@@ -85,7 +86,7 @@ __all__ = [
     # the dplr front end
     "DPLR", "MulticlassDPLR", "dplr", "predict", "summary", "scaled", "public_bounds", "PublicBounds",
     # inference
-    "inference", "vcov", "confint", "tidy", "coef_table",
+    "inference", "vcov", "confint", "tidy", "coef_table", "inference_plan",
     # engine and mechanisms
     "erm", "ERMResult", "default_lambda", "losses", "mechanisms", "solver", "multinomial",
     "exponential_mechanism",

@@ -73,7 +73,7 @@ from .accountant import require_budget
 from .backends import frame_rows, is_dask
 from .bounds import PublicBounds, public_bounds
 from .calibration import GAUSSIAN_METHODS, check_method, default_lambda, \
-    default_lambda_multinomial, norm_bound
+    default_lambda_inference_output, default_lambda_multinomial, norm_bound
 from .design import DesignSpec, Preprocess, as_frame, formula_text, make_spec, r_number, \
     rp_suggest, standardise
 from .design.rsyntax import Name, deparse
@@ -84,7 +84,7 @@ from .mechanisms import achlioptas_matrix, check_random_state
 from .report.roc import best_threshold, c_index
 from .multiclass import MulticlassDPLR
 from .multinomial import check_multiclass
-from .results import DPLR, Diagnostics
+from .results import DPLR, SEED_GIVEN, Diagnostics
 
 __all__ = ["dplr", "fit_frame"]
 
@@ -250,7 +250,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     eps : float
         Privacy level ε >= 0; 0 gives the non-private fit (with either ``op``).
     verbose : int
-        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail.
+        0 silent, 1 R's messages (``dplr: set lambda to: ...``), 2 more detail. Lines that
+        report a statistic of the raw rows computed without noise (the solver's iterations,
+        the number of clipped rows) end in ``(diagnostic of the raw rows: not private)``.
     rp_dim : int
         Random projection of the covariates onto ``rp_dim`` dimensions; negative: ``round(2
         log n)``; >= the number of covariates: a warning and no projection.
@@ -297,7 +299,8 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     compat : {None, "PrivateLR"}
         ``"PrivateLR"``: R's behaviour (``B = 1`` with the intercept ignored, learned levels and
         response coding, no refusal of rows outside the ball). The guarantee does **not** hold;
-        the result says so everywhere. See the module docstring.
+        the result says so everywhere (a ``PrivacyWarning`` at fit time, "NOT PRIVATE" in
+        print and summary, ``guarantee_holds`` False).
     random_state : int, numpy.random.Generator or None
         Seeds the projection matrix and the noise (one generator for both).
     accountant : privatelr.PrivacyAccountant, optional
@@ -608,14 +611,17 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     p_cov = rows.d - k
 
     # ---- the public map: bounds, scaling (not private: compat / eps = 0), projection ----------
-    divisors = None
+    public = None
     if bounds is not None:
-        divisors, derived = bounds.design_map(spec)
+        public = bounds.design_map(spec, center=bounds.center and not spec.sparse)
         if data_norm is None:
-            data_norm = derived
-            _say(verbose, 2, f"dplr: data_norm {r_print(data_norm)} from the public bounds")
+            data_norm = public.data_norm
+            clip = clip or public.clip
+            _say(verbose, 2, f"dplr: data_norm {r_print(data_norm)} from the public bounds"
+                             f"{' (rows above it clipped)' if public.clip else ''}")
         if do_scale:
             raise ValueError("bounds= and do_scale=True do not mix: choose the public bounds")
+    assert data_norm is not None        # dplr() resolved it, or the public bounds did
     center = sd = None
     factor = None
     if do_scale:
@@ -644,7 +650,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, "dplr: rp.dim larger than data dimension, not projecting.")
     q = p_cov if projection is None else rp_dim
     pre = Preprocess(
-        divisors=divisors,
+        divisors=None if public is None else public.divisors,
+        shifts=None if public is None or not public.shifts else public.shifts,
         center=None if center is None else tuple(center.tolist()),
         scale=None if sd is None else tuple(sd.tolist()),
         scale_factor=None if factor is None else float(factor),
@@ -685,7 +692,8 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         pre = dataclasses.replace(pre, clip=float(data_norm))
         rows = rows.clipped(data_norm, start=k)
         n_clipped = scan.n_over
-        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm")
+        _say(verbose, 2, f"dplr: {n_clipped} covariate rows clipped into data_norm"
+                         f"{NOT_PRIVATE}")
     elif clip:
         pre = dataclasses.replace(pre, clip=float(data_norm))
     elif scan.n_over and private and compat is None:
@@ -708,7 +716,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         _say(verbose, 1, f"dplr: eps {r_print(eps)} for the coefficients, {r_print(info_eps)} "
                          "for inference")
     if lambda_ is None:
-        lambda_ = default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
+        lambda_ = default_lambda_inference_output(n, eps, data_norm=B) \
+            if method == "output" and info_eps and compat is None else \
+            default_lambda(n, eps, data_norm=B, weights_bound=rows.weights_bound)
         _say(verbose, 1, f"dplr: set lambda to: {r_print(lambda_)}")
     _say(verbose, 2, f"dplr: calibrating with norm bound B = {r_print(B)}"
                      f"{' (PrivateLR compatibility)' if compat else ''}")
@@ -722,8 +732,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         if res.status.startswith("adjusted lambda"):
             _say(verbose, 1, f"dplr: regularizer too small, adjusted to: {r_print(res.lambda_)}")
         _say(verbose, 1, f"dplr: alpha - penalty: {r_print(res.eps_eff)}")
-    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}, "
-                     f"{res.iterations} iterations, convergence {res.convergence}")
+    _say(verbose, 2, f"dplr: noise scale {r_print(res.noise_scale)}; solver {res.solver}")
+    _say(verbose, 2, f"dplr: {res.iterations} solver iterations, convergence "
+                     f"{res.convergence}{NOT_PRIVATE}")
 
     # ---- diagnostics (not private) and the result -------------------------------------------------
     scores = rows.training_scores(res.coef)
@@ -740,12 +751,32 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     status = res.status
     if mark_unique:
         status = "unique.outcome" + (" nonconvergence" if res.convergence else "")
+    assert res.diagnostics is not None  # a fresh fit has them
     diagnostics = dataclasses.replace(res.diagnostics, c_index=float(cindex),
                                       n_exceeding=int(scan.n_over), n_clipped=int(n_clipped))
+    glm = None
+    if not private and not is_dask(data):           # eps = 0 in memory: glm's own fit
+        glm = _glm_of_rows(fr.rows if pre.projection is None else rows, spec)
     return DPLR(coef=res.coef, spec=spec, calibration=res.calibration, data_norm=data_norm,
                 p_tr=float(p_tr), threshold=threshold, compat=compat, status=status,
                 convergence=int(res.convergence), call=call, n_dropped=fr.n_dropped,
-                inference=res.inference, diagnostics=diagnostics)
+                inference=res.inference, diagnostics=diagnostics, glm=glm)
+
+
+def _glm_of_rows(rows, spec: DesignSpec):
+    """glm's unpenalised fit of a non-private model's rows — the data's columns (before the
+    public map or R's scaling), or the projected columns when the model is projected — for
+    the coefficient table, deviance, AIC and profile intervals (:mod:`privatelr.glm`)."""
+    from ._validation import is_sparse
+    from .glm import glm_summary
+
+    X = rows.matrix if hasattr(rows, "matrix") else rows.X
+    if is_sparse(X):
+        if X.shape[0] * X.shape[1] > 50_000_000:     # glm's fit is dense: not for huge designs
+            return None
+        X = X.toarray()
+    y01 = (np.asarray(rows.y) > 0).astype(np.float64)
+    return glm_summary(X, y01, rows.w, rows.offset, spec.columns, bool(spec.intercept))
 
 
 def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, lambda_,
@@ -781,8 +812,8 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
         message="; ".join(str(_field(f, "message")) for f in fits),
         n_exceeding=int(scan.n_over) if not n_clipped else int(n_clipped),
         n_clipped=int(n_clipped))
-    _say(verbose, 2, f"dplr: {multiclass} over {K} classes; solver {diagnostics.iterations} "
-                     f"iterations, status {res.status}")
+    _say(verbose, 2, f"dplr: {multiclass} over {K} classes, status {res.status}")
+    _say(verbose, 2, f"dplr: {diagnostics.iterations} solver iterations{NOT_PRIVATE}")
     return MulticlassDPLR(coef=res.coef, classes=classes, multiclass=multiclass, spec=spec,
                           calibration=res.calibration, eps=res.eps, delta=res.delta,
                           data_norm=data_norm, status=res.status, convergence=res.convergence,
@@ -792,6 +823,10 @@ def fit_multiclass(rows, spec: DesignSpec, scan, *, multiclass: str, call: str, 
 def _field(diag, name: str):
     """A field of a solver report held as a dict (multinomial) or a Diagnostics (binary)."""
     return diag[name] if isinstance(diag, dict) else getattr(diag, name)
+
+
+#: The label of a verbose line that reports a statistic of the raw rows computed without noise.
+NOT_PRIVATE = " (diagnostic of the raw rows: not private)"
 
 
 def _say(verbose: int, level: int, msg: str) -> None:
@@ -821,6 +856,7 @@ def _call_text(object, data, **kwargs) -> str:
         if value is None and defaults[key] is None:
             same = True
         if not same:
-            args.append(f"{key}={value!r}" if not isinstance(value, np.random.Generator)
-                        else f"{key}=<Generator>")
+            # the seed is never written down (whoever knows it can redraw the noise and
+            # subtract it): the call records only that one was given
+            args.append(f"{key}={value!r}" if key != "random_state" else f"{key}={SEED_GIVEN}")
     return "dplr(" + ", ".join(args) + ")"

@@ -18,7 +18,7 @@ import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -29,9 +29,9 @@ PARALLEL_MIN_BYTES = 16 * 2**20  # below this, a pass is too short to gain from 
 _POOL: ThreadPoolExecutor | None = None
 
 
-_BLAS = None  # threadpoolctl's controller of the loaded BLAS libraries (False: none found)
+_BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS libraries (False: none found)
 _BLAS_LOCK = threading.Lock()
-_BLAS_USERS = [0, None]  # callers inside the context, and the limits to restore after the last
+_BLAS_USERS: list[Any] = [0, None]  # callers inside the context, and the limits to restore after the last
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def check_int(name: str, value, *, low: int | None = None) -> int:
     if isinstance(value, numbers.Integral):
         v = int(value)
     elif isinstance(value, numbers.Real) and float(value).is_integer():
-        v = int(value)
+        v = int(math.trunc(value))
     else:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     if low is not None and v < low:
@@ -164,7 +165,7 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
     """
     n, d = X.shape
     sq = np.empty(n)
-    part = np.empty(n) if start else None
+    part: Any = np.empty(n) if start else None
     step = _chunk_rows(n, d, chunk_bytes)
 
     def work(k):
@@ -206,7 +207,7 @@ def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
         for start in range(0, redo.size, step):
             idx = redo[start:start + step]
             rows = np.abs(X[idx])
-            m = rows.max(axis=1)
+            m = rows.max(axis=1, initial=0.0)
             ok = (m > 0) & np.isfinite(m)
             scaled = rows[ok] / m[ok][:, None]
             fixed = np.where(np.isnan(m), np.nan, m)  # 0, inf or NaN rows: their max is the norm

@@ -9,7 +9,9 @@ total past the budget. The advanced composition theorems give smaller totals for
 spends; they are not used here (the basic sum is always valid, never optimistic).
 
 **Parallel composition** (McSherry, SIGMOD 2009, Theorem 4): mechanisms run on *disjoint* subsets
-of the data cost the maximum of their ε, not the sum. A procedure that does this internally — like
+of the data, fixed by public row positions and not by the data's values, cost the maximum of
+their ε, not the sum (:func:`spend_parallel` with ``by="positions"``; a split by a data value is
+charged by sequential composition, ``by="values"``). A procedure that does this internally — like
 private tuning, which fits one candidate per disjoint split and then picks one with the
 exponential mechanism — reports the total it spends and is charged as **one** spend of that
 total; the accountant does not see, and does not need to see, the splits.
@@ -310,24 +312,60 @@ class PrivacyAccountant:
         return entry
 
 
-def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") -> Spend:
-    """Charge mechanisms run on **disjoint** subsets of the rows as one spend (parallel
-    composition, McSherry 2009, Theorem 4): a changed row touches one subset, so the cost is the
-    largest part's — ε and δ the maxima, the Rényi curve the pointwise maximum.
+#: How :func:`spend_parallel`'s parts were split (``by=``).
+SPLITS = ("positions", "values")
 
-    ``parts`` is a sequence of ``(eps, delta)`` or ``(eps, delta, rdp)``.
+
+def spend_parallel(accountant: "PrivacyAccountant", parts, *, by: str,
+                   note: str = "") -> Spend:
+    r"""Charge mechanisms run on separate parts of the rows as one spend.
+
+    ``by`` says how the rows were split, and it must be said (there is no default):
+
+    * ``by="positions"`` — **parallel composition** (McSherry 2009, Theorem 4): the parts are a
+      partition fixed by the public row positions (or by any public fact fixed before the
+      private values are seen), not by the data's values: rows ``0 .. n/2 - 1`` and ``n/2 ..
+      n - 1``, or row ``i`` to part ``i mod k``. A neighbour (one row replaced, ``n`` public)
+      then changes exactly one part, in place, and every part keeps its size, so the cost is
+      the largest part's: ε and δ the maxima, the Rényi curve the pointwise maximum.
+    * ``by="values"`` — **sequential composition**: the charge of parts split by a data value
+      (one part per region, per class, per value of a column), whose ε and δ (and Rényi
+      curves) add up. A changed row can leave one part and join another, so *two* parts
+      change and the maximum undercharges. This is the right charge when each part is a
+      mechanism that is DP with respect to the whole data set (e.g. a private count over the
+      rows of each region). A privatelr *fit* on the rows of one value is not such a mechanism
+      by itself: it is analysed for a public ``n`` and publishes it, and a row that changes its
+      part changes two parts' ``n`` — neighbours are told apart with certainty whatever is
+      charged. Per-value fits are covered only when each part's size is a public fact of
+      both neighbours (a stratum whose size is fixed by design, so no neighbour moves a row
+      between parts: then the split is a fixed partition and ``by="positions"`` applies).
+
+    ``parts`` is a sequence of ``(eps, delta)`` or ``(eps, delta, rdp)``; give every part a
+    Rényi curve, or none.
+    ``accountant`` is the :class:`PrivacyAccountant` to charge (it refuses, with
+    :class:`BudgetExceededError`, a spend beyond its budget).
 
     Examples
     --------
-    >>> acc = PrivacyAccountant(1.0)
-    >>> spend_parallel(acc, [(0.5, 0.0), (0.8, 0.0)], note="one model per region")
-    Spend(eps=0.8, delta=0.0, note='one model per region')
+    >>> acc = PrivacyAccountant(2.0)
+    >>> spend_parallel(acc, [(0.5, 0.0), (0.8, 0.0)], by="positions",
+    ...                note="one model per half of the rows, split by row number")
+    Spend(eps=0.8, delta=0.0, note='one model per half of the rows, split by row number')
+    >>> spend_parallel(acc, [(0.5, 0.0), (0.7, 0.0)], by="values",
+    ...                note="a private count per region")
+    Spend(eps=1.2, delta=0.0, note='a private count per region')
     """
+    if not isinstance(by, str) or by not in SPLITS:
+        raise ValueError(f"by must be 'positions' (a partition fixed by public row positions: "
+                         f"parallel composition, the largest part is charged) or 'values' (a "
+                         f"split by a data value, where a changed row can move between parts: "
+                         f"sequential composition, the parts add up), got {by!r}")
     parts = [tuple(p) + (None,) * (3 - len(p)) for p in parts]
     if not parts:
         raise ValueError("parts must hold at least one (eps, delta) pair")
-    eps = max(p[0] for p in parts)
-    delta = max(p[1] for p in parts)
+    combine = max if by == "positions" else _total
+    eps = combine(p[0] for p in parts)
+    delta = combine(p[1] for p in parts)
     curves = [p[2] for p in parts if p[2] is not None]
     if curves and len(curves) != len(parts):
         raise ValueError("give every part a Rényi curve, or none")
@@ -336,7 +374,8 @@ def spend_parallel(accountant: "PrivacyAccountant", parts, *, note: str = "") ->
         def rdp(orders):
             import numpy as np
 
-            return np.max([np.asarray(c(orders), dtype=float) for c in curves], axis=0)
+            each = [np.asarray(c(orders), dtype=float) for c in curves]
+            return np.max(each, axis=0) if by == "positions" else np.sum(each, axis=0)
     return accountant.spend(eps, delta, note=note, rdp=rdp)
 
 

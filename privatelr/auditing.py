@@ -244,7 +244,7 @@ def audit(mechanism, D, D_prime, *, eps_claimed: float, delta_claimed: float = 0
           progress: bool | None = None) -> AuditResult:
     r"""Audit a randomised mechanism on two neighbouring data sets: a lower bound on its ε.
 
-    See the module docstring for the procedure and what the bound means.
+    :mod:`privatelr.auditing` describes the procedure and what the bound means.
 
     Parameters
     ----------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import math
 import os
 import re
@@ -11,6 +12,7 @@ import stat
 import sys
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 
 from .progress import progress_bar
@@ -159,13 +161,53 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def _stream_id(stream) -> tuple | None:
+    """``(st_dev, st_ino)`` of the file behind a standard stream when it is a regular file
+    (a shell redirect ``< file`` / ``> file``), else None (a terminal, a pipe, no descriptor)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _file_id(path: str) -> tuple | None:
+    """``(st_dev, st_ino)`` of the file ``path`` names (through symlinks), or None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _check_out(out, inputs) -> None:
     """Refuse an ``--out`` path that would destroy an input or cannot be written, before
-    anything is read or written. ``inputs``: (argument name, path) pairs; ``-`` is stdin."""
+    anything is read or written. ``inputs``: (argument name, path) pairs; ``-`` is stdin.
+
+    Files are compared by identity (device and inode, through symlinks and hard links), so
+    ``--out data.csv`` is refused when ``data.csv`` is the DATA file under another name, and
+    when DATA is ``-`` and standard input is redirected from it (``- < data.csv``). Writing to
+    standard output (no ``--out``, or ``-``) is refused when the shell points standard output
+    at an input file (``>> data.csv``): reading a file while appending to it never ends."""
     if out is None or out == "-":
+        where = _stream_id(sys.stdout)
+        for label, path in inputs:
+            if where is None or path is None:
+                continue
+            if (_stream_id(sys.stdin) if path == "-" else _file_id(path)) == where:
+                what = "the standard input that " + label + " '-' reads" if path == "-" else \
+                    f"the input {label} ({path})"
+                raise _InputError(f"standard output is {what}; writing to it would destroy "
+                                  "the input: give --out another path")
         return
+    target = _file_id(out)
     for label, path in inputs:
-        if path is not None and path != "-" and _same_file(out, path):
+        if path == "-":
+            if target is not None and target == _stream_id(sys.stdin):
+                raise _InputError(f"--out {out} is the same file as the standard input that "
+                                  f"{label} '-' reads; writing it would destroy the input: "
+                                  "choose another --out path")
+        elif path is not None and _same_file(out, path):
             raise _InputError(f"--out {out} is the same file as the input {label} ({path}); "
                               "writing it would destroy the input: choose another --out path")
     if os.path.isdir(out):
@@ -473,7 +515,7 @@ def _iter_chunks(path: str, chunk_size: int, columns=None, passthrough: str | No
             _check_columns(path, names, keep)
             names = [c for c in names if c in set(keep)]
         batches = pf.iter_batches(batch_size=chunk_size, columns=names)
-        end = object()
+        end: Any = object()
         while True:
             with _parquet_errors(path):
                 batch = next(batches, end)
@@ -504,12 +546,12 @@ def _pandas_chunks(path: str, chunk_size: int, keep, types):
     with only the columns ``keep`` (all when None); with ``types``, those columns as text."""
     # All columns are parsed (pandas' usecols would skip its check that no row has more fields
     # than the header); the unused ones are dropped at once.
-    options = {"chunksize": chunk_size}
+    options: dict[str, Any] = {"chunksize": chunk_size}
     if types is not None:
         options.update(dtype={c: str for c in types}, keep_default_na=False, na_values=[""])
     with _csv_errors(path):
         reader = _read_csv(path, **options)
-    end = object()
+    end: Any = object()
     first = True
     with reader:
         while True:
@@ -790,7 +832,7 @@ def _fit(args) -> int:
         del frame
         _stage(bar, "saving")
         with _naming(args.out):  # atomically: a failed save leaves the old file as it was
-            save_model(model, args.out)
+            save_model(model, args.out)  # type: ignore[arg-type]  # binary: no --multiclass
         _stage(bar, None)
     finally:
         if bar is not None:
@@ -941,7 +983,7 @@ def _add_model_parsers(sub) -> None:
                       help="probabilities (default) or class labels (threshold p.tr)")
     pred.add_argument("--out", default=None, metavar="preds.csv",
                       help="output file (default: stdout), replaced atomically; must not be "
-                           "MODEL.json or DATA")
+                           "MODEL.json or DATA (nor the file standard input reads for DATA -)")
     pred.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS",
                       help=f"rows per chunk (default {DEFAULT_CHUNK_SIZE})")
     pred.add_argument("-q", "--quiet", action="store_true",

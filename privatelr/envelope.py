@@ -29,6 +29,7 @@ import math
 import os
 import stat
 import tempfile
+from typing import Any
 
 __all__ = ["atomic_write", "dumps", "loads", "read_text", "write_text", "encode"]
 
@@ -300,7 +301,7 @@ def atomic_write(path, mode: str = "w", *, encoding: str | None = None,
         fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + base + ".", suffix=".tmp")
     except OSError as exc:
         raise _about(path, exc, f" (cannot create a new file in {directory or '.'})") from None
-    fh = None
+    fh: Any = None
     try:
         try:
             try:

@@ -99,7 +99,7 @@ def _check_methods(methods) -> tuple:
 def _check_grid(name: str, values, *, integer: bool = False) -> tuple:
     if np.isscalar(values):
         values = (values,)
-    out = []
+    out: list = []
     for v in values:
         if integer:
             out.append(check_int(name, v, low=1))
@@ -245,6 +245,7 @@ def privacy_utility(formula_or_X, data=None, y=None, *, eps_grid: Sequence[float
     parts = np.array_split(perm, folds)
     splits = [(np.concatenate(parts[:k] + parts[k + 1:]), parts[k]) for k in range(folds)]
     smallest = min(tr.size for tr, _ in splits)
+    sizes: tuple
     if n_train is None:
         sizes = (None,)
     else:

@@ -244,7 +244,7 @@ class NoisyDotProduct:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking value object: unhashable
 
     def to_dict(self) -> dict:
         """The record's fields (the body of its file; ``eps`` may be ``inf``)."""
@@ -448,7 +448,7 @@ def noisy_dot_product(X, y, *, eps: float, delta: float, weights=None,
     r"""Release :math:`\frac1N\sum_i w_i y_i x_i` with (ε, δ)-label-DP Gaussian noise (WALR's release).
 
     This is the measurement side: it is the only function of WALR that reads labels. The
-    sensitivity and σ are derived in the module docstring: :math:`\Delta = A\sqrt{k}/N`,
+    sensitivity and σ are derived in :mod:`privatelr.label_dp`: :math:`\Delta = A\sqrt{k}/N`,
     σ from :func:`privatelr.mechanisms.gaussian_sigma`.
 
     Parameters
@@ -805,7 +805,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     r"""Train logistic regression from features, weights and a noisy dot product — no labels.
 
     Minimises :math:`F(\theta) = \frac1N\sum_i w_i\log(1+e^{\theta^\top x_i}) -
-    \theta^\top\tilde v + \frac{\lambda}{2}\|\theta\|^2` (module docstring). The result is
+    \theta^\top\tilde v + \frac{\lambda}{2}\|\theta\|^2` (:mod:`privatelr.label_dp`). The result is
     post-processing of the release, so it inherits its (ε, δ)-label-DP guarantee.
 
     Parameters

@@ -42,9 +42,14 @@ class Loss(Protocol):
     value: :func:`privatelr.solver.newton`).
     """
 
-    name: str
-    lipschitz: float
-    curvature: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def lipschitz(self) -> float: ...
+
+    @property
+    def curvature(self) -> float: ...
 
     def value(self, z: np.ndarray) -> np.ndarray: ...
 
@@ -71,8 +76,8 @@ class LogisticLoss:
     name: str = "logistic"
     lipschitz: float = 1.0
     curvature: float = 0.25
-    #: A bound on the third derivative: l3 = s (1 - s)(1 - 2 s) with s = sigma(z) peaks at
-    #: s = 1/2 -+ 1/(2 sqrt 3), where |l3| = 1/(6 sqrt 3) (the solver's step certificate)
+    #: A bound on the third derivative ``l3 = s (1 - s)(1 - 2 s)`` with ``s = sigma(z)``: its
+    #: size peaks at ``s = 1/2 -+ 1/(2 sqrt 3)``, at ``1/(6 sqrt 3)`` (the solver's step certificate)
     third_derivative_bound: ClassVar[float] = 1.0 / (6.0 * 3.0 ** 0.5)
 
     def value(self, z):

@@ -196,17 +196,26 @@ def random_stopping(run, m: int, stop_prob: float, rng: np.random.Generator):
     Repeat: draw a candidate ``j`` uniformly from ``range(m)``, run ``run(j)`` — an ε-DP
     mechanism that returns ``(score, output)``, the score computed privately inside it — and
     keep the pair of highest score so far; after each run, stop with probability ``stop_prob``
-    (so the number of runs is geometric with mean ``1/stop_prob``). Return the best
-    ``(j, output)``.
+    (so the number of runs ``T`` is geometric with mean ``1/stop_prob``). Return the best
+    ``(j, output, score)``.
 
-    **Privacy.** Liu & Talwar prove that when each run is ε-DP, releasing the best of a
-    geometrically distributed number of runs is 3ε-DP, whatever ``stop_prob`` (their random
-    stopping analysis; restated by Papernot & Steinke, *Hyperparameter tuning with Renyi
-    differential privacy*, ICLR 2022, Section 1). The uniform draw of ``j`` is part of the run
-    (a mechanism that picks its own hyperparameter at random is still ε-DP). Only the best run
-    is released: its ``j``, output and score; the number of runs is independent of the data
-    and may be reported. Nothing else of the other runs may leave this function — they are
-    dropped here. The runs are not truncated (truncation would add a δ).
+    **Privacy.** Liu & Talwar prove that when each run is ε-DP, releasing the best
+    ``(j, score, output)`` of a geometrically distributed number of runs is 3ε-DP, whatever
+    ``stop_prob`` (their random stopping analysis; restated by Papernot & Steinke,
+    *Hyperparameter tuning with Renyi differential privacy*, ICLR 2022, Section 1). The uniform
+    draw of ``j`` is part of the run (a mechanism that picks its own hyperparameter at random is
+    still ε-DP). Only the best run is released — its ``j``, output and score — and nothing else:
+    the other runs are dropped here, and so is **the number of runs**. ``T`` is drawn
+    independently of the data, but the theorem covers the best run with ``T`` *unseen*: its
+    3ε comes from averaging over ``T``. Given ``T = t`` the release is the best of ``t``
+    ε-DP runs, which is only ``tε``-DP — e.g. with one candidate whose score is a count of
+    sensitivity 1 released by :func:`laplace_count` at ε/3, the event ``{T = t, score below
+    a low threshold}`` has privacy loss exactly ``tε/3`` (13.3 at ε = 1, t = 40), unbounded in
+    ``t``; ``(T, best)`` has no finite ε (``tests/privacy/test_random_stopping_release.py``
+    computes it exactly). So ``T`` is neither returned nor stored, and the caller must not
+    publish it either (e.g. by counting its own calls of ``run``, printing per run, or
+    raising per-run warnings that the caller can count). The runs are not truncated
+    (truncation would add a δ).
 
     Parameters
     ----------
@@ -221,29 +230,27 @@ def random_stopping(run, m: int, stop_prob: float, rng: np.random.Generator):
 
     Returns
     -------
-    (int, object, float, int)
-        The chosen index, its output, its score and the number of runs.
+    (int, object, float)
+        The chosen index, its output and its score (3ε-DP together).
 
     Examples
     --------
     >>> rng = np.random.default_rng(1)
-    >>> j, out, score, runs = random_stopping(lambda j: (-abs(j - 2), j), 5, 0.2, rng)
-    >>> 0 <= j < 5 and out == j and runs >= 1
+    >>> j, out, score = random_stopping(lambda j: (-abs(j - 2), j), 5, 0.2, rng)
+    >>> 0 <= j < 5 and out == j
     True
     """
     m = check_int("m", m, low=1)
     stop_prob = check_real("stop_prob", stop_prob, low=0.0, high=1.0, low_open=True)
     best = None
-    runs = 0
     while True:
         j = int(rng.integers(m))
         score, output = run(j)
-        runs += 1
         if best is None or score > best[0]:
             best = (float(score), j, output)
         if rng.random() < stop_prob:
             break
-    return best[1], best[2], best[0], runs
+    return best[1], best[2], best[0]
 
 
 __all__ += ["laplace_count", "random_stopping"]

@@ -279,7 +279,7 @@ class CMSModel:
                       lower: np.ndarray | None = None) -> None:
         """Refuse a sparse ``X`` the public map would make dense (``ValueError``); with the
         bounds (at fit), also bounds that do not contain 0 (:func:`_sparse_bounds_error`)."""
-        if upper is not None:
+        if upper is not None and lower is not None:
             error = _sparse_bounds_error(upper, lower)
             if error is not None:
                 raise error
@@ -408,6 +408,7 @@ class CMSModel:
             return map_row_blocks(X, partial(_block_scores, model=self, add_bias=bool(add_bias)))
         if sparse:          # X @ w + bias, no bias column and no dense copy
             k = int(bool(add_bias))
+            assert self.coeff is not None                   # fitted (n_features_in_ is set)
             return np.asarray(X @ self.coeff[k:]).reshape(-1) + (self.coeff[0] if k else 0.0)
         return self._features(X, bool(add_bias)) @ self.coeff
 
@@ -421,8 +422,9 @@ class LogisticRegressionDP(CMSModel):
     r"""ε-differentially private L2-regularised logistic regression, DPpack style.
 
     Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011): objective perturbation (Algorithm 2) or
-    output perturbation (Algorithm 1) of the logistic loss (curvature ``c = 1/4``). See the
-    module docstring for the scaling into the unit ball, ``gamma = lambda * n`` and the noise.
+    output perturbation (Algorithm 1) of the logistic loss (curvature ``c = 1/4``). See
+    :mod:`privatelr.models` for the scaling into the unit ball, ``gamma = lambda * n`` and the
+    noise.
 
     Parameters
     ----------
@@ -595,11 +597,13 @@ class SVMDP(CMSModel):
         if X.shape[1] != self.omega.shape[0]:
             raise ValueError(f"X has {X.shape[1]} columns, the feature map expects "
                              f"{self.omega.shape[0]}")
+        assert self.phase is not None and self.D is not None   # drawn with omega by fit()
         return _fourier(X, self.omega, self.phase, self.D)
 
     def _design(self, p, upper, lower, add_bias, rng):
         if self.kernel == "linear":
             return super()._design(p, upper, lower, add_bias, rng)
+        assert self.D is not None                       # the Gaussian kernel needs D (__init__)
         if self.kernel_param is None:
             self.kernel_param = 1.0 / p  # DPpack's default, from the raw column count
         if add_bias:

@@ -16,6 +16,7 @@ NaN. ``summary`` prints R's header lines and one coefficient vector per class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ from ._validation import is_sparse
 from .calibration import Calibration
 from .design.values import level_label
 from .multinomial import class_probabilities
-from .results import Diagnostics, ModelFields, Released, Status
+from .results import Diagnostics, ModelFields, Released, Status, redact_seed
 from .scoring import TYPES
 
 __all__ = ["MulticlassDPLR", "predict_multiclass"]
@@ -32,10 +33,17 @@ __all__ = ["MulticlassDPLR", "predict_multiclass"]
 
 @dataclass(frozen=True)
 class MulticlassDPLR(Released, ModelFields):
-    """A fitted multiclass ``dplr`` model (see the module docstring).
+    """A fitted multiclass ``dplr`` model: what ``dplr(..., multiclass=...)`` returns.
 
-    The release
-    -----------
+    ``multiclass="multinomial"`` fits the softmax model over the response's declared levels,
+    ``"ovr"`` one binary model per level with ``eps / K`` each. ``predict`` gives a DataFrame of
+    per-class probabilities (columns: the class labels), the class scores (``type="link"``) or
+    a categorical Series of the most probable class (``type="class"``); ``summary`` prints one
+    coefficient vector per class. As for :class:`privatelr.DPLR`, the diagnostics are kept
+    apart from the release and are not private.
+
+    Attributes
+    ----------
     coef : (d, K) ndarray
         Column ``k`` holds class ``classes[k]``'s coefficients (read-only).
     classes : tuple
@@ -51,16 +59,14 @@ class MulticlassDPLR(Released, ModelFields):
     convergence : int
     call : str
     n_dropped : int
-
-    The diagnostics (not private)
-    ------------------------------
     diagnostics : Diagnostics or None
+        **Not private** (not part of the release): the solver report and row counts.
     """
 
     coef: np.ndarray
     classes: tuple
     multiclass: str
-    spec: object
+    spec: Any
     calibration: Calibration
     eps: float
     delta: float
@@ -77,6 +83,7 @@ class MulticlassDPLR(Released, ModelFields):
         object.__setattr__(self, "coef", coef)
         object.__setattr__(self, "classes", tuple(self.classes))
         object.__setattr__(self, "status", Status(self.status))
+        object.__setattr__(self, "call", redact_seed(self.call))
         if coef.shape != (len(self.spec.columns), len(self.classes)):
             raise ValueError(f"coefficients of shape {coef.shape} for "
                              f"{len(self.spec.columns)} design columns and "

@@ -205,6 +205,7 @@ def fit_rows(rows, classes: tuple, *, multiclass: str = "multinomial", lambda_: 
     res = erm.release(lambda noise: rows.softmax_objective(K, cal.lambda_, noise), cal, rng,
                       loss_name="multinomial", solver=solver, gtol=gtol, maxiter=maxiter,
                       n_exceeding=scan.n_over, allow_nonconverged=allow_nonconverged)
+    assert res.diagnostics is not None      # a fresh release has them
     diagnostics = res.diagnostics.to_dict() | {"solver": res.solver}
     return MultinomialResult(coef=res.coef.reshape(rows.d, K), classes=tuple(classes),
                              calibration=cal, status=res.status, convergence=res.convergence,

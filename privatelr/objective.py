@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Any
+
 from ._threads import PARALLEL_MIN_BYTES, blas_one_thread, map_chunks, sum_in_order
 from .losses import Loss
 
@@ -138,9 +140,9 @@ class ERMObjective:
         self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
         self._f32 = self.d >= HESSIAN_F32_MIN_D
         self._w = None
-        self._m = None
-        self._candidate = None
-        self._ahead = None  # (w, m, f, g, H) prepared by the last line search at t = 1
+        self._m: Any = None
+        self._candidate: tuple | None = None
+        self._ahead: tuple | None = None  # (w, m, f, g, H) of the last line search at t = 1
 
     def subsample(self, m: int) -> "ERMObjective":
         """The same objective on every ``k``-th row (``k = n // m``): a cheap model of ``J``.
@@ -299,9 +301,8 @@ class ERMObjective:
                 rounds = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
                 for first in range(0, count, rounds):
                     parts = map_chunks(min(rounds, count - first),
-                                       lambda j, first=first: self._chunk(first + j, m, vec, out,
-                                                                         u, lv, True, stride,
-                                                                         cubes),
+                                       lambda j, first=first: self._chunk(  # type: ignore[misc]
+                                           first + j, m, vec, out, u, lv, True, stride, cubes),
                                        parallel)
                     for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
                         g += gk
@@ -427,7 +428,7 @@ class ERMObjective:
             self._candidate = (wt, mt)
             return self._value_from(wt, self._values(mt))
 
-        phi.gradient = g
-        if cubes is not None:  # the third derivative of phi on [0, 1] is at most this in size
-            phi.third = float(bound) * float(cubes.sum()) / self.n
+        phi.gradient = g  # type: ignore[attr-defined]
+        if bound is not None and cubes is not None:  # phi''' on [0, 1] is at most this in size
+            phi.third = float(bound) * float(cubes.sum()) / self.n  # type: ignore[attr-defined]
         return phi

@@ -28,8 +28,12 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import re
 from dataclasses import dataclass, field
+from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -38,7 +42,7 @@ from .scoring import outputs
 
 __all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property",
            "TuningRecord", "WALRResult", "predict", "summary", "guarantee_text", "MODEL_FORMAT",
-           "MODEL_VERSION", "DIAGNOSTICS_KEY"]
+           "MODEL_VERSION", "DIAGNOSTICS_KEY", "SEED_GIVEN", "redact_seed"]
 
 #: The saved-model file: its envelope kind and format version (read by :mod:`privatelr.persist`).
 MODEL_FORMAT = "privatelr.model"
@@ -91,6 +95,24 @@ class Status(str):
         return (str, (str(self),))
 
 
+#: What a result's ``call`` says of the seed: that one was given, never its value (whoever knows
+#: the seed can redraw the noise and subtract it from the release).
+SEED_GIVEN = "<given>"
+_SEED = re.compile(r"\brandom_state=(?:np\.\w+\(\d+\)|numpy\.\w+\(\d+\)|\d+|<Generator>)")
+
+
+def redact_seed(call: str) -> str:
+    """``call`` with any ``random_state=<value>`` (an int, a NumPy int, ``<Generator>``: what
+    earlier versions wrote) replaced by ``random_state=<given>``.
+
+    Examples
+    --------
+    >>> redact_seed("dplr('y ~ x', <DataFrame 10x2>, eps=1, random_state=830571946231)")
+    "dplr('y ~ x', <DataFrame 10x2>, eps=1, random_state=<given>)"
+    """
+    return _SEED.sub("random_state=" + SEED_GIVEN, call) if isinstance(call, str) else call
+
+
 def _rebuild(cls, state: dict):
     return cls(**state)
 
@@ -98,8 +120,10 @@ def _rebuild(cls, state: dict):
 class Released:
     """Pickling keeps the release only, unless the diagnostics were marked to be kept."""
 
+    diagnostics: Diagnostics | None
+
     def __reduce__(self):
-        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(cast(Any, self))}
         diag = state.get("diagnostics")
         if diag is not None and not diag.saved:
             state["diagnostics"] = None
@@ -107,15 +131,15 @@ class Released:
 
     def release(self):
         """A copy without diagnostics: exactly what may be shared."""
-        return dataclasses.replace(self, diagnostics=None)
+        return dataclasses.replace(cast(Any, self), diagnostics=None)
 
     def keep_diagnostics(self, keep: bool = True):
         """A copy whose diagnostics are written to saved files and pickles (labelled there as
         not private)."""
         if self.diagnostics is None:
             raise ValueError("this result carries no diagnostics (loaded from a release?)")
-        return dataclasses.replace(self, diagnostics=dataclasses.replace(self.diagnostics,
-                                                                         saved=bool(keep)))
+        return dataclasses.replace(cast(Any, self), diagnostics=dataclasses.replace(
+            self.diagnostics, saved=bool(keep)))
 
 
 def _frozen_array(values) -> np.ndarray:
@@ -226,11 +250,14 @@ class ERMResult(Released, _Inference):
     convergence: int
     loss: str
     solver: str = ""
-    inference: object = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
+
+    if TYPE_CHECKING:   # the calibration's and the diagnostics' fields: properties set below
+        def __getattr__(self, name: str) -> Any: ...
 
     @property
     def converged(self) -> bool:
@@ -287,11 +314,11 @@ class TuningRecord:
         random stopping the one group of all ``n`` rows.
     selection : str
         ``"split"`` (disjoint groups and the exponential mechanism) or ``"random_stopping"``.
-    runs : int
-        Random stopping: the number of runs (geometric, independent of the data); 0 otherwise.
 
-    The validation error counts (and, with random stopping, the noisy scores) are deliberately
-    **not** stored.
+    The validation error counts (and, with random stopping, the noisy scores and the number of
+    runs) are deliberately **not** stored: the number of runs is outside random stopping's
+    guarantee (:func:`privatelr.mechanisms.random_stopping`). A record pickled by an earlier
+    version with a ``runs`` field loses it when unpickled.
     """
 
     candidates: tuple
@@ -299,13 +326,17 @@ class TuningRecord:
     eps: float
     group_sizes: tuple
     selection: str = "split"
-    runs: int = 0
+
+    def __setstate__(self, state: dict):
+        state = dict(state)
+        state.pop("runs", None)            # earlier versions stored random stopping's run count
+        self.__dict__.update(state)
 
     def to_dict(self) -> dict:
         out = {"candidates": list(self.candidates), "chosen": self.chosen, "eps": self.eps,
                "group_sizes": list(self.group_sizes)}
         if self.selection != "split":
-            out.update(selection=self.selection, runs=self.runs)
+            out.update(selection=self.selection)
         return out
 
 
@@ -316,6 +347,9 @@ class TuningRecord:
 class ModelFields:
     """The fields every ``dplr`` model reads off its calibration and spec (binary
     :class:`DPLR` and :class:`~privatelr.multiclass.MulticlassDPLR`)."""
+
+    calibration: Calibration
+    spec: Any
 
     eps_eff = calibration_property("eps_eff")
     penalty = calibration_property("penalty")
@@ -338,8 +372,13 @@ class ModelFields:
 class DPLR(Released, ModelFields, _Inference):
     """A fitted ``dplr`` model (R's ``"dplr"`` list; dots in names become underscores).
 
-    The release
-    -----------
+    What :func:`privatelr.dplr` returns. The release (the coefficients and the public
+    declarations and calibration that give them meaning) is what the privacy guarantee covers;
+    the diagnostics, computed from the rows without noise, are kept apart (``diagnostics``):
+    printed as "not private", left out of pickles, and saved only on request.
+
+    Attributes
+    ----------
     coefficients, par : pandas.Series
         The coefficients, indexed by design column (``(Intercept)``, ...).
     spec : privatelr.design.DesignSpec
@@ -364,6 +403,8 @@ class DPLR(Released, ModelFields, _Inference):
     convergence : int
         0 when converged.
     call : str
+        The call, as text; of ``random_state`` it says only whether one was given
+        (``random_state=<given>``), never the seed.
     n_dropped : int
         Rows dropped for missing values: the guarantee is over the complete rows, whose number
         ``n`` is public.
@@ -373,16 +414,19 @@ class DPLR(Released, ModelFields, _Inference):
         What :func:`privatelr.vcov`, :func:`privatelr.confint` and the summary's coefficient
         table need (``dplr(..., inference=True)``; computed exactly at ``eps=0``); part of the
         release, saved with the model.
-
-    The diagnostics (not private)
-    ------------------------------
     diagnostics : Diagnostics or None
-        ``CIndex``, ``value``, ``counts``, ``message``, ``n_exceeding`` and ``n_clipped`` read
-        it (NaN / empty / 0 when the model was loaded without them).
+        **Not private** (not part of the release): ``CIndex``, ``value``, ``counts``,
+        ``message``, ``n_exceeding`` and ``n_clipped`` read it (NaN / empty / 0 when the model
+        was loaded without them).
+    glm : privatelr.glm.GLMSummary or None
+        A non-private fit's glm (the unpenalised maximum-likelihood fit of R's
+        ``glm(family = binomial)``): its coefficient table, ``deviance``, ``null_deviance``,
+        ``aic``, ``bic`` and :meth:`logLik`, and, in the fitting session, the rows that
+        ``confint`` profiles; None for private fits (those are statistics of the raw rows).
     """
 
     coef: np.ndarray
-    spec: object
+    spec: Any
     calibration: Calibration
     data_norm: float
     p_tr: float
@@ -393,26 +437,92 @@ class DPLR(Released, ModelFields, _Inference):
     call: str
     n_dropped: int = 0
     tuning: TuningRecord | None = None
-    inference: object = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
     diagnostics: Diagnostics | None = field(default=None, repr=False)
+    glm: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))
         object.__setattr__(self, "status", Status(self.status))
+        object.__setattr__(self, "call", redact_seed(self.call))
         if self.coef.shape != (len(self.spec.columns),):
             raise ValueError(f"{self.coef.size} coefficients for {len(self.spec.columns)} "
                              "design columns")
 
     # -- the release, under R's names ----------------------------------------------------------
+    @functools.cached_property
+    def _estimate(self) -> tuple:
+        from .inference import point_estimate, unit_matrix
+
+        est, kind = point_estimate(self)
+        est = _frozen_array(est)
+        M = unit_matrix(self)
+        return est, kind, _frozen_array(est if M is None else M @ est), M is not None
+
+    @property
+    def fitted_coef(self) -> np.ndarray:
+        """The model's estimate on the scale it was fitted on (the public map's): what
+        ``predict`` applies to the mapped rows. The bias-corrected estimate when the fit
+        released inference, else the released vector :attr:`coef`."""
+        return self._estimate[0]
+
+    @property
+    def estimate(self) -> str:
+        """What :attr:`coefficients` holds: ``"bias-corrected"`` (a private fit with inference:
+        the ridge shrinkage of the released vector removed, from released quantities only) or
+        ``"released"`` (the vector the mechanism released; R's ``dplr`` coefficients)."""
+        return self._estimate[1]
+
     @property
     def coefficients(self):
-        """The coefficients as a pandas Series indexed by the design's columns."""
+        """The model's one estimate as a pandas Series, per unit of the data's columns (the
+        public map of ``bounds=`` inverted exactly), indexed by the design's columns.
+
+        A private fit with inference reports the bias-corrected estimate (:attr:`estimate`),
+        which ``predict``, the coefficient table and the intervals use too; the released,
+        penalised vector on the fitted scale is :attr:`coef`."""
         import pandas as pd
 
-        return pd.Series(self.coef, index=list(self.spec.columns), name="coefficients")
+        _, kind, values, mapped = self._estimate
+        names = list(self.spec.design_columns) if mapped else list(self.spec.columns)
+        return pd.Series(values, index=names, name="coefficients")
 
     par = coefficients
     eps = calibration_property("eps")
+
+    # -- glm's numbers (non-private fits: R's deviance(), AIC(), logLik(), ...) ----------------
+    def _glm(self):
+        if self.glm is None:
+            raise ValueError("deviance, AIC and the log-likelihood are statistics of the raw "
+                             "rows: they are reported for non-private fits (eps=0) only"
+                             if self.method != "nonprivate" else
+                             "this non-private model carries no glm fit (a Dask or multiclass "
+                             "fit)")
+        return self.glm.require()
+
+    @property
+    def deviance(self) -> float:
+        """R's ``deviance(glm(...))``: the residual deviance of the unpenalised fit (eps=0)."""
+        return self._glm().deviance
+
+    @property
+    def null_deviance(self) -> float:
+        """R's ``glm(...)$null.deviance`` (eps=0)."""
+        return self._glm().null_deviance
+
+    @property
+    def aic(self) -> float:
+        """R's ``AIC(glm(...))`` (eps=0)."""
+        return self._glm().aic
+
+    @property
+    def bic(self) -> float:
+        """R's ``BIC(glm(...))`` (eps=0)."""
+        return self._glm().bic
+
+    def logLik(self) -> float:
+        """R's ``logLik(glm(...))`` (eps=0), with ``df`` = number of coefficients."""
+        return self._glm().loglik
     delta = calibration_property("delta")
     d = calibration_property("d")
 
@@ -459,9 +569,10 @@ class DPLR(Released, ModelFields, _Inference):
     n_clipped = _diag_property("n_clipped", 0)
 
     # -- use --------------------------------------------------------------------------------------
-    def predict(self, data, type: str = "probabilities", se_fit: bool = False):
-        """Predictions for new data (see :func:`predict`)."""
-        return predict(self, data, type=type, se_fit=se_fit)
+    def predict(self, data=None, type: str = "probabilities", se_fit: bool = False, *,
+                newdata=None):
+        """Predictions for new data (see :func:`predict`; ``newdata=`` is glm's name)."""
+        return predict(self, data, type=type, se_fit=se_fit, newdata=newdata)
 
     def pred(self, data, type: str = "probabilities") -> np.ndarray:
         """R's convenience closure ``model$pred(data)``: same as :meth:`predict`."""
@@ -512,6 +623,8 @@ class DPLR(Released, ModelFields, _Inference):
         }
         if self.inference is not None:
             body["inference"] = self.inference.to_dict()
+        if self.glm is not None:
+            body["glm"] = self.glm.to_dict()
         if self.diagnostics is not None and self.diagnostics.saved:
             body[DIAGNOSTICS_KEY] = self.diagnostics.to_dict()
         return encode(body)
@@ -554,8 +667,12 @@ def guarantee_text(model: DPLR) -> str:
     return "holds"
 
 
-def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False):
+def predict(model: DPLR, data=None, type: str = "probabilities", se_fit: bool = False, *,
+            newdata=None):
     r"""``predict(model, data, type="probabilities")`` as in R (module-level form).
+
+    ``newdata=`` is accepted as an alias of ``data`` (R's ``predict.glm(object, newdata)``
+    habit); giving both is an error.
 
     ``type`` is ``"probabilities"`` (or glm's ``"response"``), ``"class"`` or ``"link"`` (the
     linear predictor); R treats any other value as ``"class"``, here it is a ``ValueError``.
@@ -598,6 +715,13 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     """
     from .scoring import TYPES
 
+    if newdata is not None:
+        if data is not None:
+            raise TypeError("predict: give the new data once, as data or as newdata (R's name)")
+        data = newdata
+    if data is None:
+        raise TypeError("predict: the data to predict for is missing; pass it as data (or "
+                        "newdata=, R's name)")
     if not isinstance(model, DPLR):
         if getattr(model, "multiclass", None) is not None and se_fit is False:
             return model.predict(data, type=type)     # privatelr.multiclass.predict_multiclass
@@ -612,14 +736,14 @@ def predict(model: DPLR, data, type: str = "probabilities", se_fit: bool = False
     if data.__class__.__module__.split(".")[0] == "dask":   # lazy, partition-wise
         from .backends.dask import predict_frame
 
-        return predict_frame(model.spec, model.coef, model.p_tr, data, type)
+        return predict_frame(model.spec, model.fitted_coef, model.p_tr, data, type)
     r = model.spec.rows(data, response=False)
     if data.__class__.__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
         from .scoring import output_series
 
-        return output_series(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
-                             index=data.index, offset=r.offset)
-    return outputs(r.X, r.complete, model.coef, model.p_tr, model.spec.labels, type,
+        return output_series(r.X, r.complete, model.fitted_coef, model.p_tr, model.spec.labels,
+                             type, index=data.index, offset=r.offset)
+    return outputs(r.X, r.complete, model.fitted_coef, model.p_tr, model.spec.labels, type,
                    offset=r.offset)
 
 
@@ -671,7 +795,9 @@ def summary(model: DPLR, odds_ratios: bool = False, level: float = 0.95):
     >>> from privatelr import dplr, summary
     >>> from privatelr.datasets import load_iris
     >>> text = str(summary(dplr("I(Species == 'setosa') ~ .", load_iris(), eps=0)))
-    >>> [line.strip() for line in text.splitlines()[2:4]]
+    >>> text.splitlines()[0]
+    ' NOT PRIVATE: a non-private fit (eps = 0); no privacy guarantee.'
+    >>> [line.strip() for line in text.splitlines()[4:6]]
     ['Privacy level: 0', 'Regularization parameter: 0.001']
     """
     from .report.text import summarize
@@ -753,8 +879,8 @@ class WALRResult(_Inference):
     lr: float | None = None
     batch_size: int | None = None
     direction: np.ndarray | None = None
-    model_spec: object = field(default=None, repr=False)
-    inference: object = field(default=None, repr=False)
+    model_spec: Any = field(default=None, repr=False)
+    inference: Any = field(default=None, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "coef", _frozen_array(self.coef))

@@ -36,7 +36,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class ArrayRows:
                  offset=None, codes=None):
         self.X = as_float_matrix("X", X, finite=False)
         self.n, self.d = self.X.shape
-        self.y = None if y is None else as_pm1_labels("y", y, self.n)
+        self.y: Any = None if y is None else as_pm1_labels("y", y, self.n)
         self.w, self.weights_bound = as_weights("weights", weights, self.n, "weights_bound",
                                                 weights_bound)
         self.weighted = self.w is not None
@@ -206,7 +206,7 @@ class ArrayRows:
         r = (self.y > 0).astype(np.float64)
         if self.w is not None:
             r = r * self.w
-        return np.einsum("ij,i->j", X, r), rows_out, cols_out
+        return np.einsum("ij,i->j", X, r), rows_out, np.asarray(cols_out)
 
     def training_scores(self, coef: np.ndarray):
         """``(X @ coef, positive labels as bool)`` for a training diagnostic."""
@@ -245,7 +245,7 @@ def require_codes(rows) -> np.ndarray:
 class FrameRows:
     """The design rows of a data frame (:func:`frame_rows`): the rows and what was dropped."""
 
-    rows: object
+    rows: Any
     n_total: int
     n_dropped: int
 

@@ -16,6 +16,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 from scipy.special import expit
 
@@ -35,7 +37,7 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     each row's sum runs over the same memory layout whatever the batch); a ``scipy.sparse``
     design stays sparse (a CSR row's products run over its stored values in order)."""
     if is_sparse(X):
-        return np.asarray(X.tocsr() @ coef, dtype=np.float64).ravel()
+        return np.asarray(cast(Any, X).tocsr() @ coef, dtype=np.float64).ravel()
     return np.einsum("ij,j->i", np.ascontiguousarray(X, dtype=np.float64), coef)
 
 

@@ -21,6 +21,8 @@ gives Hessian-vector products in two passes of O(nnz K) for the Hessian-free sol
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import logsumexp
 
@@ -109,7 +111,7 @@ class SoftmaxObjective:
         self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
         self.passes = 0
         self.value_scale = 0.0
-        self._at = None            # (w, P) of the last pass, for hessp
+        self._at: Any = None       # (w, P) of the last pass, for hessp
 
     def _pass(self, w, order: int):
         """``(f, g, H)`` at ``w`` (``g``/``H`` None below ``order`` 1/2): one pass over X."""

@@ -33,6 +33,7 @@ in :class:`SolverReport`) was met.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -518,6 +519,7 @@ def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0,
         coarse = _newton_warm(objective.subsample(n // _WARM_FACTOR), x0, gtol=_COARSE_GTOL,
                               maxiter=maxiter, depth=depth + 1, value=False)
         if coarse.convergence == 0 and np.isfinite(coarse.x).all():
+            model: dict[str, Any]
             if getattr(objective, "hessian_in_pass", False):
                 model = dict(exact=True)  # the exact Hessian comes with every pass
             elif getattr(objective, "strided_hessian", False):

@@ -22,9 +22,12 @@ that the guarantee of the fitted coefficients does not cover. Two private ways a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import io
 import sys
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,14 +76,42 @@ def _stopping_budget(eps: float, share: float) -> tuple[float, float]:
 def _select_by_stopping(fit_run, errors_of, m: int, eps: float, stop_prob: float,
                         score_share: float, rng):
     """Random stopping over ``fit_run(j, eps_fit)`` scored by ``-(errors_of(fit) + Lap)``;
-    returns ``(j, fit, runs)``. Only the chosen fit leaves this function."""
+    returns ``(j, fit)``. Only the chosen fit leaves this function — and nothing that would
+    count the runs (:func:`privatelr.mechanisms.random_stopping`): what a run prints (its
+    ``verbose`` lines) and the warnings it raises are held back, and only the chosen run's are
+    shown, once the selection is made."""
     eps_fit, eps_score = _stopping_budget(eps, score_share)
 
     def run(j):
-        fit = fit_run(j, eps_fit)
-        return -laplace_count(errors_of(fit), eps_score, rng), fit
-    j, fit, _, runs = random_stopping(run, m, stop_prob, rng)
-    return j, fit, runs
+        with _held() as said:
+            fit = fit_run(j, eps_fit)
+            score = -laplace_count(errors_of(fit), eps_score, rng)
+        return score, (fit, said)
+    j, (fit, said), _ = random_stopping(run, m, stop_prob, rng)
+    said.replay()
+    return j, fit
+
+
+class _Said:
+    """What one run printed and warned, to be shown later (or never)."""
+
+    def __init__(self):
+        self.text = io.StringIO()
+        self.warnings = []
+
+    def replay(self) -> None:
+        sys.stdout.write(self.text.getvalue())
+        for w in self.warnings:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextlib.contextmanager
+def _held():
+    said = _Said()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(said.text):
+        warnings.simplefilter("always")
+        yield said
+    said.warnings = list(caught)
 
 
 def dppack_split(n: int, m: int) -> tuple[list[np.ndarray], np.ndarray]:
@@ -320,13 +351,13 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         def errors_of(cand):
             return compute(np.count_nonzero(cand.predict(Xa, add_bias=bool(add_bias)) != ya))[0]
 
-        chosen, fit, runs = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob,
-                                                score_share, rng)
+        chosen, fit = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob, score_share,
+                                          rng)
         best = models[chosen]
         best.__dict__.update(fit.__dict__)
         best.tuning_ = TuningRecord(candidates=tuple(mdl.gamma for mdl in models),
                                     chosen=chosen, eps=eps, group_sizes=(n,),
-                                    selection=selection, runs=runs)
+                                    selection=selection)
         return best
     train, valid = dppack_split(n, m)
 
@@ -334,7 +365,7 @@ def tune_classification_model(models: Sequence, X, y, upper_bounds=None, lower_b
         accountant.spend(eps, delta, note=f"tune_classification_model over {m} candidates "
                          "(disjoint groups + exponential mechanism)")
     # fit copies: the caller's objects stay untouched until the choice is made
-    fitted = []
+    fitted: list = []
     errors = np.empty(m)
     y_valid = ya[valid]
     for j, (mdl, rows) in enumerate(zip(models, train)):
@@ -429,13 +460,12 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
             cand = _unfitted(models[j], accountant=None, random_state=rng, eps=eps_fit)
             return cand.fit(Xa, ya, sample_weight=wa)
 
-        chosen, fit, runs = _select_by_stopping(
+        chosen, fit = _select_by_stopping(
             fit_run, lambda cand: np.count_nonzero(cand.predict(Xa) != ya), m, eps, stop_prob,
             score_share, rng)
         record = TuningRecord(candidates=tuple(mdl.alpha if mdl.alpha is not None
                                                else mdl.lambda_ for mdl in models),
-                              chosen=chosen, eps=eps, group_sizes=(n,), selection=selection,
-                              runs=runs)
+                              chosen=chosen, eps=eps, group_sizes=(n,), selection=selection)
         best = models[chosen]
         params = best.get_params(deep=False)
         best.__dict__.update(fit.__dict__)
@@ -447,7 +477,7 @@ def _tune_estimators(models, X, y, eps, *, upper_bounds, lower_bounds, add_bias,
     if ledger is not None:  # charged before any candidate touches the data; not refunded
         ledger.spend(eps, delta, note=f"tune_classification_model over {m} "
                      "DPLogisticRegression candidates (disjoint groups + exponential mechanism)")
-    fitted = []
+    fitted: list = []
     errors = np.empty(m)
     y_valid = ya[valid]
     for mdl, rows in zip(models, train):
@@ -540,8 +570,8 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
     DPLR
         The chosen fit (trained on its group only, or on all rows with random stopping), with
         ``lambda_`` the regulariser used and ``tuning`` a :class:`TuningRecord` (candidates,
-        chosen index, ε, group sizes, selection, runs). The validation error counts and the
-        noisy scores are not stored.
+        chosen index, ε, group sizes, selection). The validation error counts, the noisy
+        scores and random stopping's number of runs are not stored.
 
     Examples
     --------
@@ -587,7 +617,7 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         if selection == "random_stopping":
             groups = [frame] * (m + 1)
             n = int(compute(frame.shape[0])[0])
-            sizes = (n,)
+            sizes: tuple[int, ...] = (n,)
         else:
             groups, n = position_groups(frame, m + 1)
             train, valid = dppack_split(n, m)             # the sizes, and n >= m + 1
@@ -627,16 +657,16 @@ def dplr_tune(formula, data, lambdas=(1e-3, 1e-2, 1e-1, 1.0), eps: float = 1.0, 
         def errors_of(fit):
             return over_validation(_validation_errors, spec, ((fit.spec, fit.coef, fit.p_tr),))[0]
 
-        chosen, fit, runs = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob,
-                                                score_share, rng)
+        chosen, fit = _select_by_stopping(fit_run, errors_of, m, eps, stop_prob, score_share,
+                                          rng)
         return dataclasses.replace(fit, tuning=TuningRecord(
             candidates=lambdas, chosen=chosen, eps=eps, group_sizes=sizes,
-            selection=selection, runs=runs))
+            selection=selection))
 
     if accountant is not None:  # charged before any candidate is fitted; not refunded
         accountant.spend(eps, note=f"dplr_tune over {m} candidate lambdas "
                          "(disjoint groups + exponential mechanism)")
-    fits = []
+    fits: list = []                     # binary DPLR fits (dplr_tune is not multiclass)
     for j, lam in enumerate(lambdas):   # a loop, not a comprehension: warnings name the caller
         fits.append(fit_frame(spec, groups[j], call=f"dplr_tune candidate {j + 1}",
                               lambda_=lam, eps=eps, verbose=verbose, rp_dim=rp_dim,

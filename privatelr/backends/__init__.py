@@ -42,7 +42,7 @@ def frame_rows(spec, data, *, weights: str | None = None,
             raise ValueError("sparse=True is for data in memory; on Dask data the design is "
                              "built partition by partition (drop sparse=)")
         return design_rows(spec, data, weights=weights, weights_bound=weights_bound)
-    rows_class = None
+    rows_class: type | None = None
     if spec.sparse:
         from .sparse import SparseRows as rows_class
     return array_frame_rows(spec, data, weights=weights, weights_bound=weights_bound,

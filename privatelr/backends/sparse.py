@@ -22,6 +22,8 @@ and the scan, calibrates and draws the noise; only where the rows live differs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import (as_pm1_labels, as_weights, clip_sparse_rows, is_sparse,
@@ -57,7 +59,7 @@ class SparseRows:
         if self.n == 0 or self.d == 0:
             raise ValueError(f"X must have at least one row and one column, got shape "
                              f"{self.matrix.shape}")
-        self.y = None if y is None else as_pm1_labels("y", y, self.n)
+        self.y: Any = None if y is None else as_pm1_labels("y", y, self.n)
         self.w, self.weights_bound = as_weights("weights", weights, self.n, "weights_bound",
                                                 weights_bound)
         self.weighted = self.w is not None
@@ -182,7 +184,7 @@ class SparseObjective:
         self.weights = weights
         self.passes = 0
         self.value_scale = 0.0
-        self._points = []       # up to two (w, margins, gradient or None, curvature or None)
+        self._points: list[Any] = []  # up to two (w, margins, gradient or None, curvature or None)
 
     # -- the cache of points ---------------------------------------------------------------
     def _point(self, w):
@@ -307,10 +309,10 @@ class SparseObjective:
                 return self._value_from(w1, self.loss.value(pt1[1]))
             return self._value_from(w + t * p, self.loss.value(m + t * u))
 
-        phi.gradient = g1
+        phi.gradient = g1  # type: ignore[attr-defined]
         bound = getattr(self.loss, "third_derivative_bound", None)
         if bound is not None:
             au = np.abs(u)
             cubes = au * au * (au if self.weights is None else au * self.weights)
-            phi.third = float(bound) * float(cubes.sum()) / self.n
+            phi.third = float(bound) * float(cubes.sum()) / self.n  # type: ignore[attr-defined]
         return phi

@@ -3,7 +3,9 @@
 * :mod:`~privatelr.design.rsyntax` — R formula text → a tree (no text is ever run);
 * :mod:`~privatelr.design.values` — data-frame columns as R vectors, by dtype;
 * :mod:`~privatelr.design.terms` — the whitelisted interpreter (functions, operators, levels);
-* :mod:`~privatelr.design.algebra` — R's term algebra, formulaic's columns, R's column names;
+* :mod:`~privatelr.design.algebra` — R's term algebra, R's coding of the columns and their names;
+* :mod:`~privatelr.design.rmath` — R's ``round`` and ``signif``;
+* :mod:`~privatelr.design.materialize` — the design's values, dense or sparse;
 * :mod:`~privatelr.design.coding` — response and factor coding (declared, or learned when
   non-private);
 * :mod:`~privatelr.design.build` — :func:`make_spec` / :func:`build_design` (the schema);

@@ -13,17 +13,19 @@ as R does.
 R's conventions (``model.frame`` / ``model.matrix``):
 
 * ``.`` expands to every column not used in the response, in data order;
-* ``:``, ``*``, ``/``, ``%in%``, ``(a + b)^k`` (``k`` capped at the number of variables in
-  ``a + b``, as R caps it), ``- 1`` / ``+ 0`` between terms (formulaic expands the terms);
-* factors get treatment contrasts with the first level as reference and R's column names
+* ``:``, ``*``, ``/``, ``%in%``, ``(a + b)^k``, ``- 1`` / ``+ 0`` between terms, expanded by
+  R's term algebra (:mod:`privatelr.design.algebra`; ``poly(x, k)`` is one term);
+* factors get treatment contrasts with the first level as reference, or all their levels where
+  R's ``model.matrix`` gives them (``y ~ f:g``, ``y ~ 0 + f``), and R's column names
   (``Speciesversicolor``, ``factor(cyl)6``, ``x:fb``); logicals are factors ``FALSE``/``TRUE``;
+* a term that reads no data column (``I(1)``, ``pi``) is R's "variable lengths differ";
 * rows with a missing value in any variable of the model are dropped (R's ``na.omit``);
 * the response: logical as is; a factor's first level is 0 and every other level 1 (more than
-  two levels: first against the rest); numeric 0/1 (learned: R's smallest value 0).
+  two levels: first against the rest); numeric 0/1 (learned: R's smallest value 0); a term
+  holding the response is dropped from the right-hand side, as R drops it.
 
-Known difference from R: an interaction of two factors whose main effects are absent
-(``y ~ f:g``) is coded by formulaic at full rank, where R's ``model.matrix`` is rank-deficient.
-Ordered factors use treatment contrasts (R would use polynomial contrasts).
+Known difference from R: ordered factors use treatment contrasts (R would use polynomial
+contrasts); the others are listed in README's "Porting from R".
 
 Examples
 --------
@@ -39,21 +41,22 @@ ValueError: the levels of 'cyl' would be learned from the private rows, ...
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .algebra import TermAlgebra, columns_of, expand_dot, intercept_of, r_column_name, \
-    split_offsets
-from .coding import MAX_LEVELS, atom_levels, eval_rows, raw_values, response_coding
+from .algebra import design_columns, expand_dot, expand_terms, split_offsets
+from .coding import MAX_LEVELS, atom_levels, check_per_row, eval_rows, raw_values, \
+    response_coding
 from .poly import is_poly, poly_atom, poly_matrix, poly_options
 from .preprocess import standardise
-from .rsyntax import Binary, Call, Dot, Unary, deparse, names_in, parse, walk
+from .rsyntax import (MAX_STORED_LENGTH, Binary, Call, Dot, Unary, deparse, names_in, parse,
+                      walk)
 from .spec import DesignSpec
 from .terms import LEARNING_FUNCTIONS, NAMED_CONSTANTS, Columns, LevelBook, infer
-from .values import Vec, as_frame, column_type, labels_of, level_label
+from .values import (Vec, as_frame, column_type, labels_of, level_label,
+                     numeric_level_problem)
 
 __all__ = ["make_spec", "build_design", "Design", "as_frame", "formula_text", "scaled", "Scaled",
            "MAX_ATOMS"]
@@ -106,6 +109,11 @@ def _declared(levels, frame: pd.DataFrame, book: LevelBook) -> None:
             labels = labels_of(vals)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"levels[{col!r}]: {exc}") from None
+        if column_type(frame[col], col) == "num":
+            problem = next(filter(None, (numeric_level_problem(v, f"column {col!r}")
+                                         for v in vals)), None)
+            if problem is not None:
+                raise ValueError(f"levels[{col!r}]: {problem}")
         dtype = frame[col].dtype
         if isinstance(dtype, pd.CategoricalDtype):
             cats = [level_label(c) for c in dtype.categories]
@@ -189,9 +197,11 @@ def build_design(formula, data, *, levels: dict | None = None, learn: bool = Tru
     rows = spec.rows(frame, raw=True)
     if rows.X.shape[0] == 0:
         raise ValueError("every row has a missing value in a model variable; nothing to fit")
-    yvec = eval_rows(parse(spec.response_source), Columns(frame, spec.variable_kinds),
-                 LevelBook(dict(spec.levels), params=dict(spec.params)), len(frame),
-                 spec.response)
+    assert rows.y is not None               # the rows were asked with their response
+    yvec = eval_rows(parse(spec.response_source, max_length=MAX_STORED_LENGTH),
+                     Columns(frame, spec.variable_kinds),
+                     LevelBook(dict(spec.levels), params=dict(spec.params)), len(frame),
+                     spec.response)
     return Design(X=rows.X, y=rows.y, y_raw=_as_series(yvec)[rows.complete].reset_index(drop=True),
                   spec=spec, n_dropped=rows.n_dropped, complete=rows.complete)
 
@@ -250,13 +260,15 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
         return kinds[col]
 
     # ---- response -------------------------------------------------------------------------
+    known = set(columns)
     lhs_names = names_in(lhs)
-    missing = [v for v in lhs_names if v not in columns and v not in NAMED_CONSTANTS]
+    missing = [v for v in lhs_names if v not in known and v not in NAMED_CONSTANTS]
     if missing:
         raise ValueError(f"formula: the response uses column(s) {missing} not in data; "
                          f"available: {columns[:20]}")
+    check_per_row(lhs, deparse(lhs), known)
     for v in lhs_names:
-        if v in columns:
+        if v in known:
             kind_of(v)
     learn_response = learn if learn_response is None else learn_response
     book.learn = learn_response
@@ -270,29 +282,29 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
     book.learn = learn
 
     # ---- terms (through R's text with '.' expanded: the path a loaded spec takes too) -----
-    dot_names = [c for c in columns if c not in lhs_names]
+    lhs_set = set(lhs_names)
+    dot_names = [c for c in columns if c not in lhs_set]
     if any(isinstance(n, Dot) for n in walk(rhs)) and not dot_names:
         raise ValueError("formula: '.' stands for no column (data has only the response)")
-    terms_tree = parse(deparse(expand_dot(rhs, dot_names)))
+    terms_tree = parse(deparse(expand_dot(rhs, dot_names)), max_length=MAX_STORED_LENGTH)
     terms_rest, offset_nodes = split_offsets(terms_tree)
-    algebra = TermAlgebra([])
-    rhs_fc = algebra.convert(terms_rest)
-    intercept = intercept_of(terms_rest)
-    if len(algebra.nodes) > MAX_ATOMS:
-        raise ValueError(f"formula: {len(algebra.nodes)} variables and calls, more than "
+    expanded = expand_terms(terms_rest, response_source)
+    if len(expanded.nodes) > MAX_ATOMS:
+        raise ValueError(f"formula: {len(expanded.nodes)} variables and calls, more than "
                          f"{MAX_ATOMS}")
-    atoms, used = [], []
+    atoms: list = []
+    used: set = set()
 
     def read(node, label: str) -> None:
-        """Record the data columns ``node`` reads (each must exist)."""
+        """Record the data columns ``node`` reads (each must exist, and one must be read)."""
         for v in names_in(node):
-            if v in columns:
+            if v in known:
                 kind_of(v)
-                if v not in used:
-                    used.append(v)
+                used.add(v)
             elif v not in NAMED_CONSTANTS:
                 raise ValueError(f"formula: column {v!r} (in {label!r}) is not in data; "
                                  f"available: {columns[:20]}")
+        check_per_row(node, label, known)
 
     def learn_numbers(node, name: str) -> None:
         """A non-private build learns a call's inner levels and numbers from the rows."""
@@ -300,8 +312,7 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
                          for n in walk(node)):
             eval_rows(node, cols, book, len(frame), name)
 
-    for aid, node in zip(algebra.ids, algebra.nodes):
-        name = deparse(node)
+    for aid, name, node in zip(expanded.ids, expanded.keys, expanded.nodes):
         read(node, name)
         if is_poly(node):
             atoms.append({"id": aid, "name": name, **poly_atom(node, kinds, book)})
@@ -321,24 +332,16 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
             raise ValueError(f"formula: offset({name}) must be numeric")
         learn_numbers(node, name)
         offsets.append(name)
-    variables = [c for c in columns if c in used]
-
-    spec = DesignSpec(
-        formula=text, formula_r="", response=response, response_source=response_source,
-        response_kind=rkind, response_levels=rlevels, labels=labels, variables=variables,
-        variable_kinds={v: kinds[v] for v in columns if v in used or v in lhs_names},
-        levels={k: list(v) for k, v in book.levels.items()}, atoms=atoms, rhs=rhs_fc,
-        intercept=intercept, formulaic_columns=[], design_columns=[], learned=False,
+    internal, names = design_columns(expanded.terms, atoms, expanded.intercept)
+    return DesignSpec(
+        formula=text, formula_r=f"{response} ~ {deparse(terms_tree)}", response=response,
+        response_source=response_source, response_kind=rkind, response_levels=rlevels,
+        labels=labels, variables=[c for c in columns if c in used],
+        variable_kinds={v: kinds[v] for v in columns if v in used or v in lhs_set},
+        levels={k: list(v) for k, v in book.levels.items()}, atoms=atoms, rhs=expanded.rhs,
+        intercept=expanded.intercept, formulaic_columns=internal, design_columns=names,
+        learned=bool(learn and book.learned_any),
         params={k: list(v) for k, v in book.params.items()}, offsets=offsets)
-    fc_cols = columns_of(rhs_fc, atoms)
-    intercept = "Intercept" in fc_cols
-    learned = bool(learn and book.learned_any)
-    # only the levels the spec's atoms and response use are kept
-    return dataclasses.replace(
-        spec, formula_r=f"{response} ~ {deparse(terms_tree)}",
-        intercept=intercept, formulaic_columns=fc_cols,
-        design_columns=[r_column_name(c, atoms) for c in fc_cols],
-        levels={k: list(v) for k, v in book.levels.items()}, learned=learned)
 
 
 @dataclass

@@ -4,30 +4,38 @@
 :class:`~privatelr.design.DesignSpec` is built from it; the spec then re-derives its term
 structure from its formula and re-types every term with the interpreter
 (``DesignSpec.from_dict``), so a loaded spec holds nothing the fitting path would not make.
-Every failure is a ``ValueError`` naming the field.
+:func:`check_params` checks the numbers a non-private build learned from the rows (``cut(x, k)``'s
+breaks, ``scale(x)``'s centre and scale, ``poly(x, k)``'s recurrence coefficients) against the
+calls of the formula, so that a file edited and re-checksummed cannot make ``predict`` divide by
+a zero scale or search unsorted breaks. Every failure is a ``ValueError`` naming the field.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
-from .rsyntax import MAX_LENGTH
+from .poly import is_poly, stored_poly_problem
+from .rsyntax import MAX_LENGTH, MAX_STORED_LENGTH, Call, deparse, walk
+from .terms import stored_params_problem
 from .values import KINDS
 
-__all__ = ["check_spec_dict"]
+__all__ = ["check_spec_dict", "check_params"]
 
 _FIELDS = {"formula", "formula_r", "response", "response_source", "response_kind",
            "response_levels", "labels", "variables", "variable_kinds", "levels", "atoms", "rhs",
            "intercept", "formulaic_columns", "design_columns", "learned", "preprocess",
            "version", "params", "offsets", "sparse"}
 _MAX_ITEMS = 1_000_000
+#: the longest ``rhs``: each atom's id (``_a9999_``) and a ``poly`` atom's columns written out
+_MAX_RHS = 32 * MAX_LENGTH
 
 
-def _fail(msg: str):
+def _fail(msg: str) -> NoReturn:
     raise ValueError(f"design: {msg}")
 
 
-def _str(d: dict, key: str, limit: int = MAX_LENGTH) -> str:
+def _str(d: dict, key: str, limit: int = MAX_STORED_LENGTH) -> str:
     v = d.get(key)
     if not isinstance(v, str) or len(v) > limit:
         _fail(f"field {key!r} must be a string (at most {limit} characters)")
@@ -36,7 +44,7 @@ def _str(d: dict, key: str, limit: int = MAX_LENGTH) -> str:
 
 def _str_list(v, key: str, *, unique: bool = False) -> list:
     if not isinstance(v, list) or len(v) > _MAX_ITEMS or \
-            not all(isinstance(x, str) and len(x) <= MAX_LENGTH for x in v):
+            not all(isinstance(x, str) and len(x) <= MAX_STORED_LENGTH for x in v):
         _fail(f"field {key!r} must be a list of strings")
     if unique and len(set(v)) != len(v):
         _fail(f"field {key!r} must not repeat a name")
@@ -63,8 +71,10 @@ def check_spec_dict(d) -> None:
     if d.get("version", 2) != 2:
         _fail(f"version {d.get('version')!r} is not 2 (older files held code, which this "
               "privatelr no longer runs: refit and save again)")
-    for key in ("formula", "formula_r", "response", "response_source", "rhs"):
+    _str(d, "formula", MAX_LENGTH)
+    for key in ("formula_r", "response", "response_source"):
         _str(d, key)
+    _str(d, "rhs", _MAX_RHS)
     if d["response_kind"] not in ("logical", "numeric", "factor"):
         _fail("response_kind must be 'logical', 'numeric' or 'factor'")
     for key in ("response_levels", "labels"):
@@ -102,7 +112,8 @@ def check_spec_dict(d) -> None:
     if not isinstance(params, dict) or len(params) > _MAX_ITEMS:
         _fail("params must be an object of number lists")
     for key, vals in params.items():
-        if not isinstance(key, str) or len(key) > MAX_LENGTH or not isinstance(vals, list) or \
+        if not isinstance(key, str) or len(key) > MAX_STORED_LENGTH or \
+                not isinstance(vals, list) or \
                 len(vals) > _MAX_ITEMS or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                     for v in vals):
@@ -120,3 +131,24 @@ def check_spec_dict(d) -> None:
         _fail("formulaic_columns and design_columns differ in length")
     if d.get("preprocess") is not None and not isinstance(d["preprocess"], dict):
         _fail("preprocess must be an object or null")
+
+
+def check_params(params: dict, trees: list) -> None:
+    """``ValueError`` unless every entry of ``params`` belongs to a ``cut``, ``scale`` or
+    ``poly`` call in ``trees`` (the formula) and holds what that call needs (see
+    :func:`~privatelr.design.terms.stored_params_problem` and
+    :func:`~privatelr.design.poly.stored_poly_problem`)."""
+    calls: dict = {}
+    for tree in trees:
+        for node in walk(tree):
+            if isinstance(node, Call) and node.fn in ("cut", "scale", "poly"):
+                calls.setdefault(deparse(node), node)
+    for key, values in params.items():
+        call = calls.get(key)
+        if call is None:
+            _fail(f"params[{key!r}] belongs to no cut(), scale() or poly() call of the formula")
+        values = [float(v) for v in values]
+        problem = stored_poly_problem(call, values) if is_poly(call) else \
+            stored_params_problem(call, values)
+        if problem is not None:
+            _fail(f"params[{key!r}]: {problem}")

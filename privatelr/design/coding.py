@@ -11,20 +11,35 @@ again (:meth:`privatelr.design.DesignSpec.from_dict`), so the two cannot disagre
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from .algebra import strip_parens
-from .rsyntax import Name, deparse
+from .rsyntax import Name, deparse, names_in
 from .terms import Columns, Kind, LevelBook, evaluate, level_key, match_levels, undeclared_message
 from .values import Vec, level_label
 
-__all__ = ["eval_rows", "response_coding", "raw_values", "two_labels", "atom_levels",
-           "check_response", "code_response", "as_factor_atom", "MAX_LEVELS", "TYPE_WORDS"]
+__all__ = ["check_per_row", "eval_rows", "response_coding", "raw_values", "two_labels",
+           "atom_levels", "check_response", "code_response", "as_factor_atom", "MAX_LEVELS",
+           "TYPE_WORDS"]
 
 #: Most levels one factor may have.
 MAX_LEVELS = 100_000
 TYPE_WORDS = {"num": "numeric", "lgl": "logical", "chr": "character", "fct": "factor"}
+
+
+def check_per_row(node, name: str, columns) -> None:
+    """R's "variable lengths differ": a term, response or offset that reads no data column
+    (``I(1)``, ``pi``, ``T``, ``I(round(-2.5))``) is one value, not one per row; a
+    ``ValueError`` (R refuses it whenever the data has more than one row; here always, so that a
+    model's columns never depend on the number of rows)."""
+    if not any(v in columns for v in names_in(node)):
+        raise ValueError(f"formula: variable lengths differ (found for {name!r}): it reads no "
+                         "data column, so it is one value rather than one per row; a constant "
+                         "is not a term (the intercept is already in the model; use a data "
+                         "column, or remove the term)")
 
 
 def eval_rows(node, cols: Columns, book: LevelBook, n: int, name: str) -> Vec:
@@ -71,8 +86,8 @@ def response_coding(lhs, yk: Kind, book: LevelBook, cols: Columns, n: int, respo
             return "numeric", [0, 1], [0, 1]
         vec = eval_rows(lhs, cols, book, n, response)
         vals = np.unique(vec.data[~np.isnan(vec.data)])
-        levels = [int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v)
-                  for v in vals.tolist()]
+        levels: Any = [int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v)
+                       for v in vals.tolist()]
         if not levels:
             raise ValueError(f"the response {response!r} has no values")
         if set(levels) <= {0, 1}:        # R's 0/1 coding, also when one value is absent
@@ -113,7 +128,8 @@ def two_labels(levels: list) -> list:
     return [levels[0], f"not {first}"]
 
 
-def atom_levels(node, k: Kind, book: LevelBook, cols: Columns, n: int, learn: bool, why: str):
+def atom_levels(node, k: Kind, book: LevelBook, cols: Columns | None, n: int, learn: bool,
+                why: str):
     if k.kind == "num":
         return {"kind": "numeric", "levels": None}
     if k.kind == "lgl":
@@ -123,6 +139,7 @@ def atom_levels(node, k: Kind, book: LevelBook, cols: Columns, n: int, learn: bo
     if levels is None or (learn and k.kind == "fct" and k.levels is None):
         if not learn:
             raise ValueError(undeclared(key, why, book.hint))
+        assert cols is not None             # learning levels reads the rows
         vec = eval_rows(node, cols, book, n, deparse(node))
         levels = vec.levels if vec.kind == "fct" else book.resolve(key, vec)
         book.learned_any = True

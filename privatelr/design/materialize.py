@@ -1,22 +1,23 @@
-r"""The dense design matrix built straight from the atoms, in one row-major pass.
+r"""The design matrix built straight from the atoms: dense in one row-major pass, or sparse.
 
-formulaic decides the design's *structure* once, when a spec is made (which columns, in which
-order, with which contrasts: :attr:`DesignSpec.formulaic_columns`). Every column it names is a
-product of parts, one per atom of its term, read off the name (``_a3_``, ``_a3_[T.L2]``,
-``_a5_p2_``):
+The design's *structure* is decided once, when a spec is made (which columns, in which order,
+with which coding: :attr:`DesignSpec.formulaic_columns`, by R's rules in
+:mod:`privatelr.design.algebra`). Every column is a product of parts, one per atom of its
+term, read off its internal name (``_a3_``, ``_a3_[T.L2]``, ``_a3_[L2]``, ``_a5_p2_``):
 
 * a numeric atom: its values;
-* a factor atom's level ``k`` (treatment or full-rank coding alike): the indicator
+* a factor atom's level ``k`` (treatment contrast or indicator alike): the indicator
   ``code == k``;
 * a column of a matrix atom (``poly(x, k)``): that column.
 
 So the values of every design column follow from the atoms without going through a DataFrame:
 :func:`dense_matrix` fills a C-ordered float64 array block by block of rows (each block stays in
-cache while its columns are written), from numeric vectors and the factors' integer codes.
-It gives formulaic's values exactly — the same products in the same order, ``inf * 0`` giving
-NaN — at a fraction of the time and memory (no pandas frame, no integer dummies, no transposing
-copy). formulaic still materialises sparse designs (``DesignSpec.sparse``), and
-``tests/unit/test_design_materialize.py`` checks the two paths against each other.
+cache while its columns are written), from numeric vectors and the factors' integer codes, the
+parts multiplied in their order (``inf * 0`` giving NaN). :func:`sparse_matrix` gives the same
+values as a CSR matrix (``DesignSpec.sparse``): a column with a factor part is computed only on
+the rows of its level, so a factor with many levels costs one pass over the rows, not one per
+level; ``tests/unit/test_design_materialize.py`` checks the two paths against each other and
+against formulaic's model matrices where formulaic codes as R does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from .._threads import PARALLEL_MIN_BYTES, map_chunks
 from .algebra import FC_PART
 
-__all__ = ["dense_matrix"]
+__all__ = ["dense_matrix", "sparse_matrix"]
 
 _BLOCK = 8192
 
@@ -34,12 +35,12 @@ _BLOCK = 8192
 def _plan(spec) -> list:
     """Per design column: None (the intercept) or its parts ``(kind, atom id, index)``."""
     atoms = {a["id"]: a for a in spec.atoms}
-    plan = []
+    plan: list = []
     for name in spec.formulaic_columns:
         if name == "Intercept":
             plan.append(None)
             continue
-        parts = []
+        parts: list = []
         for part in name.split(":"):
             m = FC_PART.match(part)
             if m is None:
@@ -57,15 +58,10 @@ def _plan(spec) -> list:
     return plan
 
 
-def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
-    """The design of the ``complete`` rows as one C-contiguous float64 array whose columns are
-    ``spec.formulaic_columns`` (see the module docstring). ``atoms`` maps atom ids to their
-    values over all ``n`` rows (a :class:`~privatelr.design.values.Vec`, or an ``(n, k)``
-    array for a matrix atom)."""
-    plan = _plan(spec)
-    n_levels = {a["id"]: len(a["levels"]) for a in spec.atoms if a["kind"] == "factor"}
-    m = int(complete.sum())
-    all_rows = m == n
+def _sources(spec, atoms: dict, complete: np.ndarray, n: int) -> dict:
+    """Each atom's values on the complete rows: float64 (a matrix atom: ``(m, k)``), or a
+    factor's integer codes."""
+    all_rows = bool(complete.all())
     source = {}
     for atom in spec.atoms:
         v = atoms[atom["id"]]
@@ -76,9 +72,21 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
         else:
             arr = np.broadcast_to(np.asarray(v.data, dtype=np.float64), (n,))
         source[atom["id"]] = arr if all_rows else arr[complete]
+    return source
+
+
+def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
+    """The design of the ``complete`` rows as one C-contiguous float64 array whose columns are
+    ``spec.formulaic_columns`` (see the module docstring). ``atoms`` maps atom ids to their
+    values over all ``n`` rows (a :class:`~privatelr.design.values.Vec`, or an ``(n, k)``
+    array for a matrix atom)."""
+    plan = _plan(spec)
+    n_levels = {a["id"]: len(a["levels"]) for a in spec.atoms if a["kind"] == "factor"}
+    m = int(complete.sum())
+    source = _sources(spec, atoms, complete, n)
     # a factor's own dummy columns (main effects) are set by one scatter per block: zeros,
     # then 1 at (row, column of the row's level); every other column is a product of parts
-    dummies = {}
+    dummies: dict = {}
     for j, parts in enumerate(plan):
         if parts is not None and len(parts) == 1 and parts[0][0] == "factor":
             aid, level = parts[0][1], parts[0][2]
@@ -122,3 +130,66 @@ def _fill_block(block, rows, plan, source, dummies, scattered) -> None:
                 v = source[aid][rows, index]
             col = v if col is None else col * v
         block[:, j] = col
+
+
+def sparse_matrix(spec, atoms: dict, complete: np.ndarray, n: int):
+    """The design of the ``complete`` rows as a CSR matrix with :func:`dense_matrix`'s values
+    (arguments as there). A column with a factor part is computed on the rows of that level
+    only (one stable sort of each factor's codes finds them), its other parts multiplied in
+    the dense order; a column whose numeric parts hold an infinity or NaN is computed on every
+    row, so that ``inf * 0`` gives NaN here too."""
+    import scipy.sparse as sp
+
+    plan = _plan(spec)
+    m = int(complete.sum())
+    source = _sources(spec, atoms, complete, n)
+    finite = {a["id"]: bool(np.isfinite(source[a["id"]]).all()) for a in spec.atoms
+              if a["kind"] != "factor"}
+    groups: dict = {}
+
+    def level_rows(aid: str, level: int) -> np.ndarray:
+        if aid not in groups:
+            codes = source[aid]
+            order = np.argsort(codes, kind="stable")
+            groups[aid] = (order, np.searchsorted(codes[order], np.arange(-1, codes.max(
+                initial=-1) + 2)))
+        order, edges = groups[aid]
+        if level + 2 >= len(edges):
+            return order[:0]
+        return order[edges[level + 1]:edges[level + 2]]
+
+    data, indices, counts = [], [], []
+    with np.errstate(all="ignore"):               # inf * 0 in an interaction: NaN, as dense
+        for parts in plan:
+            if parts is None:
+                rows, values = np.arange(m), np.ones(m)
+            elif any(k == "factor" for k, _, _ in parts) and all(
+                    finite[aid] for k, aid, _ in parts if k != "factor"):
+                kind, aid, level = next(p for p in parts if p[0] == "factor")
+                rows = level_rows(aid, level)
+                values = np.ones(rows.size)
+                for kind, aid, index in parts:
+                    if kind == "factor":
+                        rows_ok = source[aid][rows] == index
+                        rows, values = rows[rows_ok], values[rows_ok]
+                    elif kind == "numeric":
+                        values = values * source[aid][rows]
+                    else:
+                        values = values * source[aid][rows, index]
+            else:
+                col = None
+                for kind, aid, index in parts:
+                    v = (source[aid] if kind == "numeric" else source[aid] == index
+                         if kind == "factor" else source[aid][:, index])
+                    col = v if col is None else col * v
+                col = np.asarray(col, dtype=np.float64)
+                rows = np.flatnonzero(col != 0)
+                values = col[rows]
+            data.append(values)
+            indices.append(rows)
+            counts.append(rows.size)
+    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    csc = sp.csc_matrix((np.concatenate(data) if data else np.zeros(0),
+                         np.concatenate(indices) if indices else np.zeros(0, dtype=np.intp),
+                         indptr), shape=(m, len(plan)))
+    return csc.tocsr()

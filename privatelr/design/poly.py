@@ -31,12 +31,15 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .rsyntax import Call, Node, Paren, deparse
 from .terms import Kind, LevelBook, bind_arguments, infer, literal_values, refused_message
 
-__all__ = ["is_poly", "poly_options", "poly_fit", "poly_basis", "poly_matrix", "poly_atom",
+__all__ = ["is_poly", "poly_options", "stored_poly_problem",
+           "poly_fit", "poly_basis", "poly_matrix", "poly_atom",
            "check_learnable", "column_suffixes", "poly_what", "poly_fix", "MAX_DEGREE"]
 
 #: Highest degree ``poly`` accepts.
@@ -95,14 +98,21 @@ def poly_fit(x: np.ndarray, degree: int) -> tuple[list, list]:
     alpha, norm2 = [], [1.0]
     prev, cur = np.zeros_like(xc), np.ones_like(xc)
     for j in range(degree + 1):
-        n2 = float(np.dot(cur, cur))
+        with np.errstate(all="ignore"):
+            n2 = float(np.dot(cur, cur))
+            a = float(np.dot(xc, cur * cur)) / n2 if n2 > 0 else math.nan
+        if not (math.isfinite(n2) and n2 > 0 and (j == degree or math.isfinite(a))):
+            raise ValueError(f"formula: poly(): the orthogonal polynomials of degree {j} "
+                             f"{'vanish' if n2 == 0 else 'overflow'} at the scale of x (about "
+                             f"{float(np.abs(xc).max()):.3g} from its mean); rescale it, e.g. "
+                             "poly(I(x / 1000), k)")
         norm2.append(n2)
         if j == degree:
             break
-        a = float(np.dot(xc, cur * cur)) / n2
         alpha.append(a + xbar)
         ratio = n2 / norm2[-2] if j > 0 else 0.0
-        prev, cur = cur, (xc - a) * cur - ratio * prev
+        with np.errstate(all="ignore"):
+            prev, cur = cur, (xc - a) * cur - ratio * prev
     return alpha, norm2
 
 
@@ -144,6 +154,34 @@ def poly_matrix(call: Call, x: np.ndarray, book: LevelBook) -> np.ndarray:
     with np.errstate(all="ignore"):
         out[ok] = poly_basis(x[ok], degree, alpha, norm2)
     return out
+
+
+def stored_poly_problem(call: Call, values: list) -> str | None:
+    """What is wrong with ``values`` as the stored ``alpha + norm2`` of ``call``, or None:
+    ``2 degree + 2`` finite numbers, the ``norm2`` part above 0 and starting with R's 1 (an
+    orthogonal ``poly`` only; ``raw = TRUE`` learns nothing), and polynomials that stay finite
+    around the training data: each ``alpha`` is a weighted mean of the fitted ``x``, so the
+    basis is evaluated across the span of the alphas, widened by that span (or 1) on each side,
+    where a fitted model's columns are of order one; coefficients that overflow there would
+    predict NaN for every row."""
+    _, degree, raw = poly_options(call)
+    if raw:
+        return "poly(..., raw = TRUE) learns nothing"
+    if len(values) != 2 * degree + 2:
+        return f"degree {degree} needs {2 * degree + 2} numbers (alpha, then norm2)"
+    if not all(np.isfinite(values)) or not all(v > 0 for v in values[degree:]) or \
+            values[degree] != 1.0:
+        return "alpha and norm2 must be finite, norm2 above 0 and starting with 1"
+    alpha, norm2 = values[:degree], values[degree:]
+    with np.errstate(all="ignore"):
+        lo, hi = min(alpha), max(alpha)
+        pad = max(hi - lo, 1.0)
+        grid = np.linspace(lo - pad, hi + pad, 65)
+        finite = np.isfinite(grid).all() and np.isfinite(poly_basis(grid, degree, alpha,
+                                                                    norm2)).all()
+    if not finite:
+        return "the polynomials overflow around the fitted data (alpha or norm2 out of scale)"
+    return None
 
 
 def check_learnable(call: Call, book: LevelBook) -> None:

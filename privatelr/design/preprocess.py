@@ -9,8 +9,12 @@ in any batch.
 
 The steps act on the covariate columns only (the intercept column stays 1):
 
-0. **divide** by public per-column magnitudes (``bounds=``, :func:`privatelr.public_bounds`):
-   a public map, derived from bounds known before the data;
+0. **the public map** from bounds known before the data (``bounds=``,
+   :func:`privatelr.public_bounds`): each covariate column is divided by a public divisor and,
+   when centred, gains public multiples of lower-order raw columns (``shifts``): for a main
+   effect ``(x - m) / h = x / h - (m / h) * 1``. It is affine in the raw design columns, so
+   :meth:`Preprocess.design_matrix` gives the matrix ``M`` with fitted rows ``X M`` that maps
+   coefficients back to the data's units;
 1. **scale** (``do_scale``, R's ``scaled()``): ``(x − centre) / sd · factor``. The centre, the
    standard deviations and the factor (one over the largest row norm) are statistics of the
    training rows, **not private**; :func:`standardise` computes them.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,6 +63,9 @@ class Preprocess:
     ----------
     divisors : tuple of float or None
         Public per-covariate divisors (``bounds=``).
+    shifts : tuple of (int, int, float) or None
+        ``(j, k, c)``: mapped covariate ``j`` gains ``c`` times raw design column ``k`` (the
+        centring of ``bounds=``; the intercept is raw column 0).
     center, scale : tuple of float or None
         Per-covariate centre and standard deviation (``do_scale``).
     scale_factor : float or None
@@ -73,6 +81,7 @@ class Preprocess:
     center: tuple | None = None
     scale: tuple | None = None
     divisors: tuple | None = None
+    shifts: tuple | None = None
     scale_factor: float | None = None
     projection: tuple | None = None
     clip: float | None = None
@@ -81,7 +90,64 @@ class Preprocess:
     @property
     def identity(self) -> bool:
         return (self.scale_factor is None and self.projection is None and self.clip is None
-                and self.divisors is None)
+                and self.divisors is None and not self.shifts)
+
+    def design_matrix(self, d: int, intercept: bool) -> np.ndarray | None:
+        """The ``d × d`` matrix ``M`` of the public map (mapped rows = raw rows ``@ M``), or
+        None when the map is not such a public linear map (a projection, or R's scaling with
+        statistics of the rows). Coefficients ``b`` of the mapped design are ``M @ b`` per
+        unit of the raw design columns (a clipped row excepted).
+
+        Examples
+        --------
+        >>> Preprocess(divisors=(36.0,), shifts=((0, 0, -1.5),)).design_matrix(2, True)
+        array([[ 1.        , -1.5       ],
+               [ 0.        ,  0.02777778]])
+        """
+        if self.scale_factor is not None or self.projection is not None:
+            return None
+        k = int(intercept)
+        M = np.eye(d)
+        if self.divisors is not None:
+            idx = np.arange(k, d)
+            M[idx, idx] = 1.0 / np.asarray(self.divisors, dtype=np.float64)
+        for j, src, c in self.shifts or ():
+            M[src, j + k] += c
+        return M
+
+    def mapped_names(self, columns: list, intercept: bool) -> list:
+        """R's text of each mapped column, from the raw design's column names: a centred main
+        effect ``(age - 54)/36``, a divided one ``age/90``, an interaction the product of its
+        parts' maps (``(age - 54)/36:(sexM - 0.5)``).
+
+        Examples
+        --------
+        >>> pre = Preprocess(divisors=(36.0, 1.0), shifts=((0, 0, -1.5), (1, 0, -0.5)))
+        >>> pre.mapped_names(["(Intercept)", "age", "sexM"], True)
+        ['(Intercept)', '(age - 54)/36', '(sexM - 0.5)']
+        """
+        k = int(intercept)
+        div = self.divisors or (1.0,) * (len(columns) - k)
+        mid = {}
+        for j, src, c in self.shifts or ():
+            if k and src == 0:
+                mid[j] = -c * div[j]
+
+        def one(name: str, j: int) -> str:
+            h, m = div[j], mid.get(j, 0.0)
+            text = f"({name} - {m:.15g})" if m > 0 else f"({name} + {-m:.15g})" if m < 0 \
+                else name
+            return text if h == 1.0 else f"{text}/{h:.15g}"
+
+        index = {name: j - k for j, name in enumerate(columns) if j >= k}
+        out = list(columns[:k])
+        for j, name in enumerate(columns[k:]):
+            parts = name.split(":")
+            if len(parts) > 1 and all(p in index for p in parts):
+                out.append(":".join(one(p, index[p]) for p in parts))
+            else:
+                out.append(one(name, j))
+        return out
 
     def apply(self, X: np.ndarray, intercept: bool) -> np.ndarray:
         """The final design for raw design rows ``X`` (intercept column first when present)."""
@@ -90,11 +156,16 @@ class Preprocess:
         from .._validation import is_sparse
 
         if is_sparse(X):
-            return self._apply_sparse(X.tocsr(), int(intercept))
+            return self._apply_sparse(cast(Any, X).tocsr(), int(intercept))
         k = int(intercept)
         cov = X[:, k:]
         if self.divisors is not None:
             cov = cov / np.asarray(self.divisors)
+        if self.shifts:
+            if np.shares_memory(cov, X):
+                cov = cov.copy()
+            for j, src, c in self.shifts:             # a fixed order: row-wise determinism
+                cov[:, j] += c * X[:, src]
         if self.scale_factor is not None:
             cov = (cov - np.asarray(self.center)) / np.asarray(self.scale) * self.scale_factor
         if self.projection is not None:
@@ -113,6 +184,9 @@ class Preprocess:
         if self.scale_factor is not None:
             raise ValueError("do_scale centres the columns, which would make a sparse design "
                              "dense; rescale with public bounds (bounds=) or fit a dense design")
+        if self.shifts:
+            raise ValueError("a centred public map would make a sparse design dense; map it "
+                             "with public_bounds(..., center=False)")
         cov = X[:, k:]
         if self.divisors is not None:
             cov = cov @ sp.diags(1.0 / np.asarray(self.divisors, dtype=np.float64))
@@ -143,6 +217,14 @@ class Preprocess:
             arr = np.asarray(self.divisors, dtype=np.float64)
             if arr.shape != (p,) or not np.isfinite(arr).all() or not (arr > 0).all():
                 raise ValueError(f"preprocess: divisors must hold {p} positive finite numbers")
+        if self.shifts is not None:
+            d = p + int(intercept)
+            for t in self.shifts:
+                if (len(t) != 3 or not all(isinstance(i, int) for i in t[:2])
+                        or not 0 <= t[0] < p or not 0 <= t[1] < d
+                        or t[1] == t[0] + int(intercept) or not math.isfinite(t[2])):
+                    raise ValueError("preprocess: shifts must be (covariate, raw column, finite "
+                                     f"number) triples within {p} covariates and {d} columns")
         if self.scale_factor is not None and not (math.isfinite(self.scale_factor)
                                                   and self.scale_factor > 0):
             raise ValueError("preprocess: scale_factor must be a positive finite number")
@@ -165,6 +247,8 @@ class Preprocess:
 
         return {"center": lists(self.center), "scale": lists(self.scale),
                 "divisors": lists(self.divisors),
+                "shifts": None if self.shifts is None else [[int(j), int(k), float(c)]
+                                                            for j, k, c in self.shifts],
                 "scale_factor": None if self.scale_factor is None else float(self.scale_factor),
                 "projection": lists(self.projection),
                 "clip": None if self.clip is None else float(self.clip),
@@ -172,8 +256,9 @@ class Preprocess:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Preprocess":
-        if not isinstance(d, dict) or set(d) - {"center", "scale", "divisors", "scale_factor",
-                                                "projection", "clip", "columns"}:
+        if not isinstance(d, dict) or set(d) - {"center", "scale", "divisors", "shifts",
+                                                "scale_factor", "projection", "clip",
+                                                "columns"}:
             raise ValueError("preprocess: unknown or malformed fields")
 
         def numbers(v, depth):
@@ -194,12 +279,22 @@ class Preprocess:
                 raise ValueError(f"preprocess: {name} must be a number")
             return float(v)
 
+        shifts = d.get("shifts")
+        if shifts is not None:
+            if not isinstance(shifts, list) or not all(
+                    isinstance(t, list) and len(t) == 3
+                    and all(isinstance(i, int) and not isinstance(i, bool) for i in t[:2])
+                    and isinstance(t[2], (int, float)) and not isinstance(t[2], bool)
+                    for t in shifts):
+                raise ValueError("preprocess: shifts must be a list of [covariate, column, "
+                                 "number] triples")
+            shifts = tuple((t[0], t[1], float(t[2])) for t in shifts)
         cols = d.get("columns")
         if cols is not None and (not isinstance(cols, list) or
                                  not all(isinstance(c, str) for c in cols)):
             raise ValueError("preprocess: columns must be a list of strings")
         return cls(center=numbers(d.get("center"), 1), scale=numbers(d.get("scale"), 1),
-                   divisors=numbers(d.get("divisors"), 1),
+                   divisors=numbers(d.get("divisors"), 1), shifts=shifts,
                    scale_factor=number(d.get("scale_factor"), "scale_factor"),
                    projection=numbers(d.get("projection"), 2),
                    clip=number(d.get("clip"), "clip"),

@@ -45,19 +45,25 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
+from typing import NoReturn, Union
 
 __all__ = ["Num", "Str", "Name", "Const", "Dot", "Paren", "Unary", "Binary", "Chain", "Call", "Arg",
            "Node", "parse", "deparse", "names_in", "walk", "number_value", "r_number",
-           "MAX_DEPTH", "MAX_LENGTH", "CONSTANTS"]
+           "lone_surrogate", "MAX_DEPTH", "MAX_LENGTH", "MAX_STORED_LENGTH",
+           "CONSTANTS"]
 
 #: Deepest nesting of parentheses, calls and prefix/power operators a formula may have.
 MAX_DEPTH = 100
 #: Longest formula text accepted (characters).
 MAX_LENGTH = 1_000_000
+#: Longest R text the package itself derives from an accepted formula and parses again (the
+#: formula with ``.`` expanded, a saved model's ``formula_r`` and term names): deparsing adds
+#: spaces (``a+b`` is ``a + b``), so it can be longer than the text given.
+MAX_STORED_LENGTH = 4 * MAX_LENGTH
 
 #: R's reserved constants (literals: ``TRUE`` is never a column; write `` `TRUE` `` for one).
 CONSTANTS = ("TRUE", "FALSE", "NA", "Inf", "NaN")
@@ -157,6 +163,8 @@ _TOKEN_RE = re.compile(r"""
   | (?P<op>%[^%\n]*%|<<-|->>|<-|->|<=|>=|==|!=|&&|\|\||\*\*|\|>|::|\[\[|[-+*/^:~!<>&|(),=\[\]$@?{}\\])
 """, re.VERBOSE)
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 _RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break", "in",
              "NULL", "NA_integer_", "NA_real_", "NA_character_", "TRUE", "FALSE", "NA", "Inf",
              "NaN"}
@@ -190,7 +198,10 @@ def _decode_string(body: str, text: str) -> str:
             raise ValueError(f"formula: unknown escape '\\{e}' in a string of {text!r}")
         code = int(next(g for g in m.groups() if g is not None), 16)
         if code > 0x10FFFF:
-            raise ValueError(f"formula: invalid escape '\\{m.group(0)}' in {text!r}")
+            raise ValueError(f"formula: invalid escape '\\{m.group(0)}' in {_short(text)}")
+        if 0xD800 <= code <= 0xDFFF:                 # R: "invalid \\u{xxxx} value"
+            raise ValueError(f"formula: the escape '\\{m.group(0)}' is a lone surrogate, not a "
+                             f"character, in {_short(text)}; write the character itself")
         out.append(chr(code))
         i += 1 + m.end()
     return "".join(out)
@@ -198,12 +209,10 @@ def _decode_string(body: str, text: str) -> str:
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
     out, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:
-            raise ValueError(f"formula: cannot read {text[pos:pos + 10]!r} at position {pos} of "
-                             f"{_short(text)}")
-        kind, value = m.lastgroup, m.group()
+    for m in _TOKEN_RE.finditer(text):
+        if m.start() != pos:                          # finditer skipped what no token reads
+            break
+        kind, value = m.lastgroup or "", m.group()
         if kind == "num" and value.endswith("i"):
             raise ValueError(f"formula: complex numbers ({value}) are not supported")
         if kind == "op" and value in _REFUSED_OPS:
@@ -218,6 +227,9 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         if kind != "ws":
             out.append((kind, value, pos))
         pos = m.end()
+    if pos != len(text):
+        raise ValueError(f"formula: cannot read {text[pos:pos + 10]!r} at position {pos} of "
+                         f"{_short(text)}")
     return out
 
 
@@ -270,7 +282,7 @@ class _Parser:
         self.i += 1
         return tok
 
-    def _fail(self, what: str):
+    def _fail(self, what: str) -> NoReturn:
         raise ValueError(f"formula: {what} in {_short(self.text)}")
 
     def _expect(self, value: str) -> None:
@@ -351,22 +363,25 @@ class _Parser:
 
     def _expr(self, min_bp: int) -> Node:
         lhs = self._primary()
+        # a run of one left-associative level is collected in lists and made one Chain when
+        # the run ends (appending to a tuple would copy it: quadratic in the number of terms)
+        level_now, ops, operands = None, [], []
         while True:
             kind, v, _ = self._peek()
             if kind is None:
-                return lhs
+                break
             if v == "(":
-                if not isinstance(lhs, Name):
+                if not isinstance(lhs, Name) or level_now is not None:
                     self._fail("only a function name can be called")
                 lhs = self._call(lhs.id)
                 continue
             if kind != "op" or _binary_key(v) not in _BINARY:
                 if v in (")", ",", "="):
-                    return lhs
+                    break
                 self._fail(f"unexpected {v!r}")
             lbp, rbp, level = _BINARY[_binary_key(v)]
             if lbp < min_bp:
-                return lhs
+                break
             self._take()
             if v == "^":
                 self._enter()
@@ -377,19 +392,32 @@ class _Parser:
             if v in _COMPARISONS and self._peek()[1] in _COMPARISONS:
                 self._fail(f"comparisons cannot be chained ({v!r} then "
                            f"{self._peek()[1]!r}); use parentheses")
-            if level is not None and isinstance(lhs, Chain) and chain_level(lhs.ops[0]) == level:
-                lhs = Chain(lhs.ops + (v,), lhs.operands + (rhs,))
-            elif level is not None:
-                lhs = Chain((v,), (lhs, rhs))
+            if level is not None and level == level_now:
+                ops.append(v)
+                operands.append(rhs)
+                continue
+            if level_now is not None:
+                lhs = Chain(tuple(ops), tuple(operands))
+            if level is not None:
+                level_now, ops, operands = level, [v], [lhs, rhs]
             else:
-                lhs = Binary(v, lhs, rhs)
+                level_now, lhs = None, Binary(v, lhs, rhs)
+        return Chain(tuple(ops), tuple(operands)) if level_now is not None else lhs
 
 
-def parse(text: str) -> Node:
+def lone_surrogate(text: str):
+    """The first lone surrogate code point in ``text`` (a ``re.Match``) or None: such text
+    cannot be encoded, printed or saved, so formulas and column names holding one are refused.
+    """
+    return _SURROGATE.search(text)
+
+
+def parse(text: str, *, max_length: int = MAX_LENGTH) -> Node:
     """Parse R expression/formula text into a tree (see the module docstring).
 
     Raises ``TypeError`` for non-strings and ``ValueError`` for anything that is not a
-    well-formed R expression of the supported grammar, too long or nested too deeply.
+    well-formed R expression of the supported grammar, longer than ``max_length`` characters
+    (:data:`MAX_STORED_LENGTH` for the package's own deparsed text), or nested too deeply.
 
     Examples
     --------
@@ -398,9 +426,14 @@ def parse(text: str) -> Node:
     """
     if not isinstance(text, str):
         raise TypeError(f"formula must be a string, got {type(text).__name__}")
-    if len(text) > MAX_LENGTH:
-        raise ValueError(f"formula: {len(text)} characters is longer than the {MAX_LENGTH} "
+    if len(text) > max_length:
+        raise ValueError(f"formula: {len(text)} characters is longer than the {max_length} "
                          "accepted")
+    bad = lone_surrogate(text)
+    if bad is not None:
+        raise ValueError(f"formula: character {bad.start()} is a lone surrogate "
+                         f"(U+{ord(bad.group()):04X}), which is not text (it cannot be printed "
+                         "or saved); remove it, or write the character it stands for")
     return _Parser(text).parse()
 
 
@@ -420,18 +453,25 @@ def number_value(node: Num) -> float:
 
 
 def r_number(x) -> str:
-    """Format a number as R's ``as.character`` / ``paste`` does (15 significant digits).
+    """A number as R's ``as.character`` labels a double (15 significant digits; fixed notation
+    unless the scientific form is narrower, R's ``scipen = 0``): the one rule by which numbers
+    become text in a formula — factor levels learned from data, declared levels, numbers in
+    deparsed terms, and so design column names. Python and NumPy integers are labelled as the
+    doubles R holds (``100000`` is ``"1e+05"``, as R's ``factor(c(1, 100000))`` labels it).
 
     Examples
     --------
     >>> r_number(1.0), r_number(0.1 + 0.2), r_number(6), r_number(True), r_number(1e5)
     ('1', '0.3', '6', 'TRUE', '1e+05')
+    >>> [r_number(v) for v in (100000, 123456, 1 / 3, 1e15, 0.0001, -2.5e-7)]
+    ['1e+05', '123456', '0.333333333333333', '1e+15', '1e-04', '-2.5e-07']
     """
     if isinstance(x, bool) or type(x).__name__ == "bool_":
         return "TRUE" if x else "FALSE"
-    if isinstance(x, int) or (hasattr(x, "dtype") and getattr(x.dtype, "kind", "") in "iu"):
-        return str(int(x))
-    v = float(x)
+    try:
+        v = float(x)
+    except OverflowError:                    # an int beyond the doubles: R's Inf
+        v = math.inf if x > 0 else -math.inf
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
@@ -448,9 +488,11 @@ def r_number(x) -> str:
 
 
 _SYNTACTIC = re.compile(r"^(?:[^\W\d_]|\.(?![0-9]))[\w.]*$")
-_NO_SPACE = {"^", ":"}
+#: binary operators R deparses without spaces (``b/4``, ``a%%1``, ``x^2``, ``a:b``)
+_NO_SPACE = {"^", ":", "/", "%%", "%/%"}
 
 
+@functools.lru_cache(maxsize=4096)
 def _quote_name(name: str) -> str:
     if _SYNTACTIC.fullmatch(name) and name not in _RESERVED and name != "." and \
             not re.fullmatch(r"\.\.(\.|\d+)", name) and name not in (
@@ -482,7 +524,9 @@ def _quote_string(s: str) -> str:
 def deparse(node: Node) -> str:
     """R's ``deparse`` of a tree: the text R uses for term and column names.
 
-    ``parse(deparse(t)) == t`` for every tree this module builds.
+    ``parse(deparse(t)) == t`` for every tree this module builds, up to the text of number
+    literals: a number is written as R writes it (15 significant digits), or with all the digits
+    it needs when 15 would read back as another number (R's deparse would change its value).
 
     Examples
     --------
@@ -490,12 +534,17 @@ def deparse(node: Node) -> str:
     'I(x > 0 & z < 1.5)'
     >>> deparse(parse("factor(cyl, levels = c(4,6,8))"))
     'factor(cyl, levels = c(4, 6, 8))'
+    >>> deparse(parse("I(x > 1e5) + I(x > 0.30000000000000004)"))
+    'I(x > 1e+05) + I(x > 0.30000000000000004)'
     """
     if isinstance(node, Num):
         value = number_value(node)
         if node.text.endswith("L") or not math.isfinite(value):
             return node.text                 # (R prints Inf; the text keeps parse(deparse()))
-        return r_number(value)
+        text = r_number(value)
+        # R's 15 digits, unless they name another number (0.30000000000000004 would become
+        # 0.3, 1.7976931348623151e+308 Inf): then the shortest text that reads back the same
+        return text if float(text) == value else repr(value)
     if isinstance(node, Str):
         return _quote_string(node.value)
     if isinstance(node, Name):
@@ -557,8 +606,8 @@ def names_in(node: Node) -> list[str]:
     >>> names_in(parse("log(x) + I(y > x) + b"))
     ['x', 'y', 'b']
     """
-    out: list[str] = []
+    out: dict[str, None] = {}
     for n in walk(node):
-        if isinstance(n, Name) and n.id not in out:
-            out.append(n.id)
-    return out
+        if isinstance(n, Name):
+            out.setdefault(n.id)
+    return list(out)

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .algebra import TermAlgebra, columns_of, formulaic_matrix, r_column_name, split_offsets
-from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_response, code_response,
-                     eval_rows, jsonable)
+from .algebra import design_columns, expand_terms, split_offsets
+from .checks import check_params, check_spec_dict
+from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_per_row, check_response,
+                     code_response, eval_rows, jsonable)
+from .materialize import dense_matrix, sparse_matrix
 from .poly import is_poly, poly_atom, poly_matrix, poly_options
-from .materialize import dense_matrix
 from .preprocess import Preprocess
-from .rsyntax import Binary, deparse, names_in, parse
+from .rsyntax import MAX_STORED_LENGTH, Binary, deparse, names_in, parse
 from .terms import NAMED_CONSTANTS, Columns, LevelBook, infer, level_key
 from .values import as_frame
 
@@ -64,10 +66,13 @@ class DesignSpec:
         ``{"id", "name", "kind", "levels"}`` per variable or call of the terms; ``name`` is its
         R text, which is parsed again (never run) to rebuild it.
     rhs : str
-        The term structure over atom ids handed to formulaic.
+        The term structure over atom ids, as text in formulaic's grammar (a record: the terms
+        and columns follow R's rules, :mod:`privatelr.design.algebra`).
     intercept : bool
     formulaic_columns, design_columns : list of str
-        formulaic's names of the raw design columns and R's names of the same columns.
+        The internal names of the raw design columns (one part per atom: ``_a3_``,
+        ``_a3_[T.L2]``, ``_a5_p2_``; they say how each column is computed) and R's names of
+        the same columns.
     learned : bool
         Whether levels or the response coding were learned from the rows (non-private builds).
     preprocess : Preprocess or None
@@ -81,9 +86,8 @@ class DesignSpec:
         added to the linear predictor with coefficient 1 (no design column); see
         :attr:`Rows.offset`.
     sparse : bool
-        Build the design as a ``scipy.sparse`` CSR matrix (formulaic's sparse output): factor
-        dummies with many levels stay sparse, at fit and at predict. The values are the dense
-        design's.
+        Build the design as a ``scipy.sparse`` CSR matrix: factor dummies with many levels
+        stay sparse, at fit and at predict. The values are the dense design's.
     """
 
     formula: str
@@ -161,8 +165,6 @@ class DesignSpec:
         interpreter that built them: a spec that loads is one the fitting path could have made.
         ``ValueError`` otherwise.
         """
-        from .checks import check_spec_dict
-
         check_spec_dict(d)
         d = copy.deepcopy(d)
         d["preprocess"] = None if d.get("preprocess") is None else \
@@ -182,7 +184,7 @@ class DesignSpec:
         frame = as_frame(data, what)
         missing = [v for v in self.variables if v not in frame.columns]
         if response:
-            missing += [v for v in names_in(parse(self.response_source))
+            missing += [v for v in names_in(_stored(self.response_source))
                         if v not in frame.columns and v not in NAMED_CONSTANTS
                         and v not in missing]
         if missing:
@@ -195,13 +197,13 @@ class DesignSpec:
         complete = np.ones(n, dtype=bool)
         codes = None
         if response:
-            yvec = eval_rows(parse(self.response_source), cols, book, n, self.response)
+            yvec = eval_rows(_stored(self.response_source), cols, book, n, self.response)
             codes, ymiss = code_response(yvec, self, what)
             complete &= ~ymiss
-        atoms = {}
+        atoms: dict = {}
         for atom in self.atoms:
             if atom["kind"] == "matrix":
-                node = parse(atom["name"])
+                node: Any = _stored(atom["name"])
                 xvec = eval_rows(poly_options(node)[0], cols, book, n, atom["name"])
                 if xvec.kind not in ("num", "lgl"):
                     raise ValueError(f"{what}: {atom['name']!r} needs numbers but its variable "
@@ -210,7 +212,7 @@ class DesignSpec:
                 atoms[atom["id"]] = mat
                 complete &= ~np.isnan(mat).any(axis=1)
                 continue
-            vec = eval_rows(parse(atom["name"]), cols, book, n, atom["name"])
+            vec = eval_rows(_stored(atom["name"]), cols, book, n, atom["name"])
             if atom["kind"] == "factor":
                 vec = as_factor_atom(vec, atom, book)
                 atoms[atom["id"]] = vec
@@ -222,10 +224,9 @@ class DesignSpec:
             complete &= ~np.broadcast_to(vec.missing(), (n,))
         offset = None
         for text in self.offsets:
-            vec = eval_rows(parse(text), cols, book, n, f"offset({text})")
+            vec = eval_rows(_stored(text), cols, book, n, f"offset({text})")
             values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
-            missing = np.broadcast_to(vec.missing(), (n,))
-            complete &= ~missing
+            complete &= ~np.broadcast_to(vec.missing(), (n,))
             offset = values if offset is None else offset + values
         if offset is not None:
             with np.errstate(invalid="ignore"):
@@ -269,58 +270,45 @@ class Rows:
         return None if self.codes is None else (self.codes > 0).astype(np.float64)
 
 
-def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int):
-    """The design of the complete rows: built straight from the atoms
-    (:func:`~privatelr.design.materialize.dense_matrix`), or, for a ``sparse`` spec, by
-    formulaic's sparse materialiser (CSR)."""
-    if not spec.sparse:
-        return dense_matrix(spec, atoms, complete, n)
-    import scipy.sparse as sp
+def _stored(text: str):
+    """The tree of R text the package derived and stored (longer texts than a user's formula
+    may be: :data:`~privatelr.design.rsyntax.MAX_STORED_LENGTH`)."""
+    return parse(text, max_length=MAX_STORED_LENGTH)
 
-    m = int(complete.sum())
-    if m == 0:
-        return sp.csr_matrix((0, len(spec.formulaic_columns)))
-    frame = {}
-    for atom in spec.atoms:
-        vec = atoms[atom["id"]]
-        if atom["kind"] == "matrix":
-            for j, suffix in enumerate(atom["levels"]):
-                frame[f"{atom['id']}p{suffix}_"] = vec[complete, j]
-        elif atom["kind"] == "factor":
-            frame[atom["id"]] = pd.Categorical.from_codes(
-                vec.data[complete], categories=[f"L{i}" for i in range(len(atom["levels"]))])
-        else:
-            frame[atom["id"]] = np.broadcast_to(vec.data, (n,))[complete]
-    with np.errstate(all="ignore"):       # inf * 0 in an interaction: the row gets NaN
-        X = formulaic_matrix(spec.rhs, pd.DataFrame(frame, index=pd.RangeIndex(m)),
-                             sparse=True)
-    cols = list(X.model_spec.column_names)
-    if cols != list(spec.formulaic_columns):
-        raise ValueError(f"the design for new data has columns {cols}, expected "
-                         f"{spec.formulaic_columns}; this is a bug in privatelr, please report it")
-    return sp.csr_matrix(X, dtype=np.float64)
+
+def _model_matrix(spec: DesignSpec, atoms: dict, complete: np.ndarray, n: int):
+    """The design of the complete rows, built straight from the atoms: a dense array, or for a
+    ``sparse`` spec a CSR matrix with the same values
+    (:mod:`~privatelr.design.materialize`)."""
+    if spec.sparse:
+        return sparse_matrix(spec, atoms, complete, n)
+    return dense_matrix(spec, atoms, complete, n)
 
 
 def _rederive(spec: DesignSpec) -> None:
     """Check a loaded spec against the code that builds specs: the term structure, atoms and
     column names are derived again from ``formula_r``, every atom and the response re-typed
-    from the recorded column kinds and level book; any difference is a ``ValueError``."""
-    tree = parse(spec.formula_r)
+    from the recorded column kinds and level book, and every number learned from rows checked
+    for what its call needs; any difference is a ``ValueError``."""
+    tree = _stored(spec.formula_r)
     if not (isinstance(tree, Binary) and tree.op == "~"):
         raise ValueError("design: formula_r is not 'response ~ terms'")
     rest, offset_nodes = split_offsets(tree.right)
     if [deparse(n) for n in offset_nodes] != list(spec.offsets):
         raise ValueError("design: the stored offsets do not match the formula")
-    algebra = TermAlgebra([])
-    rhs_fc = algebra.convert(rest)
-    names = [deparse(n) for n in algebra.nodes]
-    if rhs_fc != spec.rhs or names != [a["name"] for a in spec.atoms]:
+    with warnings.catch_warnings():                # said when the model was fitted
+        warnings.simplefilter("ignore", UserWarning)
+        expanded = expand_terms(rest, spec.response_source)
+    if expanded.rhs != spec.rhs or expanded.keys != [a["name"] for a in spec.atoms]:
         raise ValueError("design: the stored terms do not match the formula")
     book = LevelBook(levels={k: tuple(v) for k, v in spec.levels.items()}, learn=False,
                      why="this model", params=dict(spec.params))
     kinds = dict(spec.variable_kinds)
-    for atom, node in zip(spec.atoms, algebra.nodes):
+    lhs = _stored(spec.response_source)
+    check_params(spec.params, [tree, lhs])
+    for atom, node in zip(spec.atoms, expanded.nodes):
         try:
+            check_per_row(node, atom["name"], kinds)
             if is_poly(node):
                 want = poly_atom(node, kinds, book)
             else:
@@ -333,18 +321,21 @@ def _rederive(spec: DesignSpec) -> None:
             raise ValueError(f"design: {atom['name']!r} is recorded as {atom['kind']} "
                              f"{atom['levels']}, but its formula gives {want['kind']} "
                              f"{want['levels']}")
-    lhs = parse(spec.response_source)
     try:
+        for node in offset_nodes:
+            check_per_row(node, f"offset({deparse(node)})", kinds)
+        check_per_row(lhs, spec.response_source, kinds)
         yk = infer(lhs, kinds, book)
     except KeyError as exc:
         raise ValueError(f"design: the response reads {exc.args[0]!r}, which is not among the "
                          "model's variables") from None
     check_response(spec, yk, book.get(level_key(lhs)))
-    fc_cols = columns_of(rhs_fc, spec.atoms)
-    if fc_cols != spec.formulaic_columns or spec.intercept != ("Intercept" in fc_cols) or \
-            spec.design_columns != [r_column_name(c, spec.atoms) for c in fc_cols]:
-        raise ValueError("design: the stored columns do not match the formula")
-    used = {v for n in list(algebra.nodes) + offset_nodes for v in names_in(n)
+    internal, names = design_columns(expanded.terms, spec.atoms, expanded.intercept)
+    if internal != spec.formulaic_columns or spec.intercept != expanded.intercept or \
+            spec.design_columns != names:
+        raise ValueError("design: the stored columns do not match the formula (a model saved "
+                         "by an older privatelr whose columns differ from R's: refit it)")
+    used = {v for n in list(expanded.nodes) + offset_nodes for v in names_in(n)
             if v in spec.variable_kinds}
     read = used | {v for v in names_in(lhs) if v in spec.variable_kinds}
     if set(spec.variables) != used or set(spec.variable_kinds) != read:

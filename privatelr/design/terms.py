@@ -28,7 +28,14 @@ R semantics, where R syntax is accepted:
 * ``factor(x)`` levels are R's: the sorted distinct values, as labels (values that print alike,
   such as 0.3 and 0.1 + 0.2, are one level); ``factor(x, levels = ...)`` uses the given levels
   and makes other values NA, as R does; ``as.numeric(f)`` of a factor gives its level codes
-  1, 2, ...; ``as.numeric("abc")`` is NA.
+  1, 2, ...; ``as.numeric("abc")`` is NA. A number becomes a label by one rule,
+  :func:`~privatelr.design.rsyntax.r_number` (R's ``as.character``: ``100000`` is ``"1e+05"``),
+  whether it is a data value or a declared level; a level declared as text for a numeric
+  variable that R would label otherwise (``"100000"``) is an error rather than a silent NA;
+* ``round(x, digits)`` and ``signif(x, digits)`` are R's (:mod:`privatelr.design.rmath`:
+  ``round(0.15, 1)`` is 0.1, ``round(2.5)`` is 2), not NumPy's;
+* ``c()`` with no values is refused (R's NULL), as is any term, response or offset that reads
+  no data column (R's "variable lengths differ").
 * ``relevel(f, ref = "b")`` moves level ``ref`` (a label, or a 1-based position) first, so it
   becomes the reference; it reorders the levels ``f`` already has (declared ones in a private
   fit) and reads no data;
@@ -68,18 +75,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from .rsyntax import (Binary, Call, Chain, Const, Dot, Name, Node, Num, Paren, Str, Unary,
                       deparse, number_value, r_number)
-from .values import Vec, from_column, labels_of
+from .rmath import r_round, r_signif
+from .values import Vec, from_column, labels_of, numeric_level_problem
 
 __all__ = ["FUNCTIONS", "Kind", "LevelBook", "Columns", "infer", "evaluate", "level_key",
            "literal_values", "match_levels", "undeclared_message", "refused_message",
-           "NAMED_CONSTANTS", "LEARNING_FUNCTIONS", "bind_arguments"]
+           "NAMED_CONSTANTS", "LEARNING_FUNCTIONS", "bind_arguments", "stored_params_problem"]
 
 #: Names that fall back to R's base values when the data has no column of that name.
 NAMED_CONSTANTS = {"T": ("lgl", 1.0), "F": ("lgl", 0.0), "pi": ("num", math.pi)}
@@ -309,10 +317,12 @@ def _run_log(call, args, book):
 
 def _run_round(call, args, book):
     digits = args.get("digits")
-    d = 0 if digits is None else _scalar_number(digits, call, "digits")
+    d = (0 if call.fn == "round" else 6) if digits is None else \
+        _scalar_number(digits, call, "digits")
     if not float(d).is_integer() or abs(d) > 400:
         raise ValueError(f"formula: {deparse(call)}: digits must be a whole number")
-    return Vec("num", np.round(_num(args["x"]), int(d)))
+    rounding = r_round if call.fn == "round" else r_signif
+    return Vec("num", rounding(_num(args["x"]), int(d)))
 
 
 def _run_pminmax(which):
@@ -338,7 +348,13 @@ def _factor_levels(call: Call, kind: str, levels: tuple | None, book: LevelBook)
     key = deparse(call)
     bound = _bind(call)
     if "levels" in bound:
-        return book.declare(key, labels_of(literal_values(bound["levels"])))
+        declared = literal_values(bound["levels"])
+        if kind == "num":
+            problem = next(filter(None, (numeric_level_problem(v, f"variable {deparse(bound['x'])}")
+                                         for v in declared)), None)
+            if problem is not None:
+                raise ValueError(f"formula: {key}: {problem}")
+        return book.declare(key, labels_of(declared))
     known = book.get(key)
     if known is not None:
         return known
@@ -397,6 +413,8 @@ def _run_as_character(call, args, book):
 
 def _kind_c(call, kinds, book):
     parts = kinds["..."]
+    if not parts:
+        raise ValueError(f"formula: {deparse(call)} has no values (R's NULL); give at least one")
     ks = {k.kind for k in parts}
     if ks & {"chr", "fct"}:
         return Kind("chr", deparse(call), None)
@@ -405,6 +423,8 @@ def _kind_c(call, kinds, book):
 
 def _run_c(call, args, book):
     parts = args["..."]
+    if not parts:
+        raise ValueError(f"formula: {deparse(call)} has no values (R's NULL); give at least one")
     ks = {v.kind for v in parts}
     if ks & {"chr", "fct"}:
         return Vec("chr", np.concatenate([v.labels() for v in parts]))
@@ -536,7 +556,7 @@ def _cut_options(call: Call) -> _Cut:
         if len(set(fixed)) != len(fixed):
             raise ValueError(f"formula: {deparse(call)}: 'breaks' are not unique")
         k = len(fixed) - 1
-    labels = None
+    labels: bool | tuple | None = None
     if "labels" in b:
         vals = literal_values(b["labels"])
         if vals == [False]:
@@ -618,7 +638,8 @@ def _kind_cut(call, kinds, book):
         if key not in book.params:
             return Kind("fct", key, None)
         breaks = tuple(book.params[key])
-    return Kind("fct", key, opt.labels or _cut_labels(breaks, opt))
+    return Kind("fct", key, opt.labels if isinstance(opt.labels, tuple) else
+                _cut_labels(breaks, opt))
 
 
 def _run_cut(call, args, book):
@@ -702,6 +723,33 @@ def _run_scale(call, args, book):
     return Vec("num", (x - c) / s)
 
 
+def stored_params_problem(call: Call, values: list) -> str | None:
+    """What is wrong with ``values`` as the numbers a model stores for ``call`` (learned from
+    the rows by ``cut(x, k)`` or ``scale(x)``), or None: the breaks must be ``k + 1`` finite,
+    strictly increasing numbers; ``scale``'s ``[center, scale]`` finite with ``scale > 0``, and
+    equal to the numbers the call gives itself (``center = 2``, ``scale = FALSE``)."""
+    if call.fn == "cut":
+        opt = _cut_options(call)
+        if opt.breaks is not None:
+            return "cut() with explicit breaks learns nothing"
+        if len(values) != opt.intervals + 1:
+            return f"{opt.intervals} intervals need {opt.intervals + 1} breaks"
+        if not all(math.isfinite(v) for v in values) or \
+                not all(a < b for a, b in zip(values, values[1:])):
+            return "the breaks must be finite and strictly increasing"
+        return None
+    center, scale = _scale_options(call)
+    if center is not True and scale is not True:
+        return "scale() with a given centre and scale learns nothing"
+    if len(values) != 2 or not all(math.isfinite(v) for v in values) or not values[1] > 0:
+        return "[center, scale] must be two finite numbers, the scale above 0"
+    given = (0.0 if center is False else center, 1.0 if scale is False else scale)
+    for v, g, what in zip(values, given, ("center", "scale")):
+        if g is not True and v != g:
+            return f"the {what} is given in the formula ({g}) but stored as {v}"
+    return None
+
+
 def _poly_elsewhere(call, *args):
     raise ValueError(f"formula: {deparse(call)}: poly() gives several columns, so it must be a "
                      "term of its own (y ~ poly(x, 2) + z, or poly(x, 2):z), not inside another "
@@ -721,6 +769,7 @@ FUNCTIONS: dict[str, Function] = {
     "I": Function(("x",), 1, lambda call, k, book: k["x"], lambda call, a, book: a["x"]),
     "log": Function(("x", "base"), 1, _numeric_kind("log"), _run_log),
     "round": Function(("x", "digits"), 1, _numeric_kind("round"), _run_round),
+    "signif": Function(("x", "digits"), 1, _numeric_kind("signif"), _run_round),
     "pmin": Function(("na.rm",), 1, _numeric_kind("pmin"), _run_pminmax("min"), varargs=True),
     "pmax": Function(("na.rm",), 1, _numeric_kind("pmax"), _run_pminmax("max"), varargs=True),
     "factor": Function(("x", "levels"), 1, _kind_factor, _run_factor, literal=("levels",)),
@@ -881,15 +930,15 @@ def infer(node: Node, types: Mapping[str, str], book: LevelBook) -> Kind:
         _check_comparison(node.op, left, right, node)
         return Kind("lgl")
     if isinstance(node, Chain):
-        kinds = [infer(o, types, book) for o in node.operands]
-        acc = kinds[0]
-        for op, k in zip(node.ops, kinds[1:]):
+        operand_kinds = [infer(o, types, book) for o in node.operands]
+        acc = operand_kinds[0]
+        for op, k in zip(node.ops, operand_kinds[1:]):
             acc = _infer_binary(op, acc, k, node)
         return acc
     if isinstance(node, Call):
-        fn = FUNCTIONS.get(node.fn)
-        bound = _bind(node)
-        kinds = {}
+        bound = _bind(node)                 # refuses a function that is not whitelisted
+        fn = FUNCTIONS[node.fn]
+        kinds: dict[str, Any] = {}
         for p, v in bound.items():
             if p in fn.literal:
                 continue
@@ -956,9 +1005,9 @@ def _eval(node: Node, cols: Columns, book: LevelBook) -> Vec:
     if isinstance(node, Str):
         return Vec("chr", np.array([node.value], dtype=object))
     if isinstance(node, Const):
-        value = {"TRUE": ("lgl", 1.0), "FALSE": ("lgl", 0.0), "NA": ("lgl", np.nan),
+        const = {"TRUE": ("lgl", 1.0), "FALSE": ("lgl", 0.0), "NA": ("lgl", np.nan),
                  "Inf": ("num", np.inf), "NaN": ("num", np.nan)}[node.id]
-        return Vec(value[0], np.array([value[1]]))
+        return Vec(const[0], np.array([const[1]]))
     if isinstance(node, Name):
         if node.id in cols:
             vec = cols.get(node.id)
@@ -996,9 +1045,9 @@ def _eval(node: Node, cols: Columns, book: LevelBook) -> Vec:
             acc = _apply(op, acc, _eval(operand, cols, book), node)
         return acc
     if isinstance(node, Call):
-        fn = FUNCTIONS.get(node.fn)
-        bound = _bind(node)
-        args = {}
+        bound = _bind(node)                 # refuses a function that is not whitelisted
+        fn = FUNCTIONS[node.fn]
+        args: dict[str, Any] = {}
         for p, v in bound.items():
             if p in fn.literal:
                 args[p] = None

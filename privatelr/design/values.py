@@ -38,15 +38,17 @@ Examples
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .rsyntax import r_number
+from .rsyntax import lone_surrogate, r_number
 
-__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame", "column_names",
-           "KINDS"]
+__all__ = ["Vec", "from_column", "level_label", "labels_of", "column_type", "as_frame",
+           "column_names", "numeric_level_problem", "KINDS"]
 
 KINDS = ("num", "lgl", "chr", "fct")
 
@@ -57,7 +59,7 @@ class Vec:
 
     kind: str
     data: np.ndarray
-    levels: tuple | None = None
+    levels: Any = None          # a tuple when kind == "fct" (mypy cannot narrow by kind)
 
     def __len__(self) -> int:
         return int(self.data.shape[0])
@@ -108,6 +110,33 @@ def level_label(value) -> str:
         raise ValueError("dates cannot be factor levels; convert the column to strings first")
     raise TypeError(f"a factor level must be a string, number or bool, got {value!r} "
                     f"({type(value).__name__})")
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def numeric_level_problem(level, what: str) -> str | None:
+    """Why ``level``, declared as text for the numeric ``what``, can never match one of its
+    values (a number written otherwise than R labels it, e.g. ``"100000"`` for the value R
+    labels ``"1e+05"``, or ``"1.0"`` for ``"1"``), or None. Without this check such a level
+    would silently match nothing.
+
+    Examples
+    --------
+    >>> print(numeric_level_problem("100000", "column 'x'"))
+    the level '100000' never equals a value of the numeric column 'x': R labels the number
+    '1e+05' (declare the numbers themselves, e.g. [1, 100000], or R's labels)
+    >>> numeric_level_problem("1e+05", "column 'x'") is None, numeric_level_problem("a", "x")
+    (True, None)
+    """
+    if not isinstance(level, str) or _DECIMAL.fullmatch(level) is None:
+        return None
+    label = r_number(float(level))
+    if label == level:
+        return None
+    return (f"the level {level!r} never equals a value of the numeric {what}: R labels the "
+            f"number {label!r} (declare the numbers themselves, e.g. [1, 100000], or R's "
+            "labels)")
 
 
 def labels_of(values) -> list[str]:
@@ -258,6 +287,11 @@ def as_frame(data, what: str = "data") -> pd.DataFrame:
 def column_names(columns, what: str = "data") -> list[str]:
     """The column names as strings (as R and the formulas see them); duplicates are an error."""
     names = [str(c) for c in columns]
+    odd = next((nm for nm in names if lone_surrogate(nm) is not None), None)
+    if odd is not None:
+        raise ValueError(f"{what} has a column name holding a lone surrogate "
+                         f"({odd.encode('utf-8', 'backslashreplace').decode()!r}), which is not "
+                         "text (it cannot be printed or saved); rename the column")
     if len(set(names)) != len(names):
         dup = sorted({c for c in names if names.count(c) > 1})
         raise ValueError(f"{what} has duplicated column names {dup[:5]}; make them unique")

@@ -18,6 +18,7 @@ Every function imports matplotlib lazily, draws on ``ax`` (a new figure when Non
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def _model_scores(model, data):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"plot_roc: data must hold the model's response and covariates "
                              f"({model.formula}): {exc}") from None
-        eta = np.einsum("ij,j->i", rows.X, model.coefficients.to_numpy())
+        eta = np.einsum("ij,j->i", rows.X, model.fitted_coef)
         p = expit(eta if rows.offset is None else eta + rows.offset)
         return p, rows.y, model.p_tr, "dplr"
     if not (isinstance(data, tuple) and len(data) == 2):
@@ -258,7 +259,7 @@ def privacy_utility(results, metric: str = "error", ax=None, *, x: str = "eps",
             vals = sub[metric].to_numpy(dtype=float)
             m = float(np.nanmean(vals))
             lo, hi = _band(vals, band, m)
-            xs = (private_eps.min(), private_eps.max()) if len(private_eps) else (0.1, 1.0)
+            xs: Any = (private_eps.min(), private_eps.max()) if len(private_eps) else (0.1, 1.0)
             folds = sub["fold"].nunique() if "fold" in sub else len(sub)
             ax.plot(xs, [m, m], ls="--", color=color,
                     label=f"{label} (mean of {folds} folds, same training sets)")

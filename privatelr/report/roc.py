@@ -48,7 +48,7 @@ def _inputs(p, y) -> tuple[np.ndarray, np.ndarray]:
 def c_index(p, y) -> float:
     """Area under the ROC curve of predictions ``p`` for labels ``y`` (1 = positive), ties half.
 
-    Returns NaN when one class is absent. Not private (see the module docstring).
+    Returns NaN when one class is absent. Not private: computed from the labels without noise.
 
     Examples
     --------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import textwrap
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..design import r_number
 
@@ -124,25 +124,31 @@ class DPLRSummary:
     per_class : dict or None
         A multiclass model's coefficients: class label -> (column name -> coefficient), one
         vector printed per class (``coefficients`` is then empty).
+    headline : str or None
+        The warning that leads the view when the ε guarantee does not hold (``NOT PRIVATE:
+        ...``; :func:`guarantee_headline`).
     """
 
     formula: str
     common: dict
     coefficients: dict
     notes: list = field(default_factory=list)
-    table: object = None
+    table: Any = None
     table_title: str = ""
     per_class: dict | None = None
+    headline: str | None = None
 
     def __str__(self) -> str:
-        parts = [wrap_formula(self.formula) + " \n"]
+        parts = [wrap_note(self.headline) + "\n"] if self.headline else []
+        parts.append(wrap_formula(self.formula) + " \n")
         parts.append("".join(line + " \n" for line in self.common.values()))
         if self.per_class is None:
             parts.append(format_named_vector(self.coefficients) + "\n")
         for label, coefs in (self.per_class or {}).items():
             parts.append(f"Coefficients of class {label}:\n" + format_named_vector(coefs) + "\n")
         if self.table is not None:
-            parts.append(self.table_title + "\n" + format_table(self.table) + "\n")
+            title = textwrap.fill(self.table_title, width=WIDTH, break_long_words=False)
+            parts.append(title + "\n" + format_table(self.table) + "\n")
         if self.notes:
             parts.append("".join(wrap_note(line) + "\n" for line in self.notes))
         return "\n".join(parts)
@@ -294,28 +300,66 @@ def format_table(table) -> str:
     return table_cells(table).to_string()
 
 
-def _inference_table(model, odds_ratios: bool, level: float):
-    """(table, title, note): glm's table, or None and the reason in a note."""
-    from ..inference import coef_table
+def _digits(x: float) -> int:
+    """Decimals of R's ``format(x, digits = 5)`` for a deviance (5 significant digits)."""
+    import math
+
+    return max(0, 4 - int(math.floor(math.log10(abs(x))))) if x and math.isfinite(x) else 0
+
+
+def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"):
+    """(table, title, notes): the coefficient table (glm's for a non-private fit; the private
+    fit's with its errors; point estimates only without inference), or None and why."""
+    from ..inference import coef_table, glm_of
+    from ..inference.estimate import unit_matrix
 
     try:
-        table = coef_table(model, level=level, exponentiate=odds_ratios)
+        table = coef_table(model, level=level, exponentiate=odds_ratios, scale=scale)
     except ValueError as exc:
-        if getattr(model, "inference", None) is None and model.method != "nonprivate":
-            return None, "", (" Standard errors: not released (refit with inference=True to get "
-                              "private standard errors and intervals).")
-        return None, "", f" Standard errors: not shown: {exc}"
-    what = "odds ratios" if odds_ratios else "coefficients"
-    if model.method == "nonprivate" and model.lambda_ == 0:
-        title = f"Maximum-likelihood {what} (glm):"
+        return None, "", [f" Standard errors: not shown: {exc}"]
+    quality = table.attrs.get("quality")
+    what = "Odds ratios" if odds_ratios else "Coefficients"
+    if unit_matrix(model) is None:
+        units = ""
+    elif scale == "data":
+        units = " per unit of the data's columns"
     else:
-        title = (f"Bias-corrected {what}, errors from sampling and privacy noise (privatelr."
-                 "inference):")
-    note = None
+        units = " on the public map's scale (rows name the mapped columns)"
+    notes = []
+    if glm_of(model) is not None:
+        g = glm_of(model)
+        title = f"{what}{units} of the unpenalised maximum-likelihood fit (glm):"
+        notes.append(f"     Null deviance: {g.null_deviance:.{_digits(g.null_deviance)}f}  on "
+                     f"{g.df_null}  degrees of freedom")
+        notes.append(f" Residual deviance: {g.deviance:.{_digits(g.deviance)}f}  on "
+                     f"{g.df_residual}  degrees of freedom")
+        notes.append(f" AIC: {g.aic:.{_digits(g.aic)}f}")
+        if model.lambda_ > 0:
+            notes.append(f" The table is glm's unpenalised fit; the coefficients above use "
+                         f"lambda = {r_number(model.lambda_)}, as R's dplr (lambda_=0 gives "
+                         "glm's).")
+    elif quality == "none":
+        notes.append(" Standard errors: not released (refit with inference=True to get "
+                     "private standard errors and intervals; privatelr.inference_plan says "
+                     "beforehand what a budget buys).")
+        if not odds_ratios:              # the coefficients above are the whole table: once
+            return None, "", notes
+        title = f"{what}{units} (point estimates; no standard errors without inference):"
+    elif model.method == "nonprivate":
+        title = (f"{what}{units}: one Newton step from the penalised fit towards glm's "
+                 "(glm's exact fit needs the rows in memory; this fit's were not):")
+    else:
+        title = (f"{what}{units}, with errors from sampling and privacy noise (the estimate is "
+                 "the bias-corrected one the coefficients above report):")
+        notes.append(" z value: the standard-normal score of the exact p-value (the privacy "
+                     "noise is not normal, so it differs from Estimate / Std. Error).")
+        if quality == "conservative":
+            notes.append(" Intervals: conservative (the released information matrix is noisy; "
+                         "they cover more often than their level).")
     if model.inference is not None and model.inference.eps > 0:
-        note = (f" Inference: eps {r_number(model.inference.eps)} spent on the information "
-                f"matrix, besides eps {r_number(model.eps)} on the coefficients.")
-    return table, title, note
+        notes.append(f" Inference: eps {r_number(model.inference.eps)} spent on the information "
+                     f"matrix, besides eps {r_number(model.eps)} on the coefficients.")
+    return table, title, notes
 
 
 def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSummary:
@@ -336,12 +380,8 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
     if model.did_rp:
         common["rp_dim"] = f" Number of dimensions in random projection: {model.rp_dim}"
     notes = []
-    headline = guarantee_headline(model)
-    if headline is not None and model.method != "nonprivate":
-        notes.append(" " + headline)
-    if model.method == "nonprivate":
-        notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
-    else:
+    headline = guarantee_headline(model)          # printed first: NOT PRIVATE leads the view
+    if model.method != "nonprivate":
         how = {"objective": "objective perturbation", "output": "output perturbation",
                "gaussian": f"Gaussian objective perturbation, delta = {model.delta:.3g}",
                "amp": f"approximate minima perturbation, delta = {model.delta:.3g}"}[model.method]
@@ -368,12 +408,11 @@ def summarize(model, odds_ratios: bool = False, level: float = 0.95) -> DPLRSumm
                          f"{listed} {'is' if len(extra) == 1 else 'are'} computed from the "
                          "data without noise.")
     notes.append(f" Classification threshold (p.tr): {v['p_tr']}")
-    table, title, note = _inference_table(model, odds_ratios, level)
-    if note is not None:
-        notes.append(note)
+    table, title, extra_notes = _inference_table(model, odds_ratios, level)
+    notes.extend(extra_notes)
     coefs = {k: float(c) for k, c in model.coefficients.items()}
     return DPLRSummary(formula=model.formula, common=common, coefficients=coefs, notes=notes,
-                       table=table, table_title=title)
+                       table=table, table_title=title, headline=headline)
 
 
 def summarize_multiclass(model) -> DPLRSummary:
@@ -403,12 +442,8 @@ def summarize_multiclass(model) -> DPLRSummary:
         "status": f" Status: {model.status}",
     }
     notes = []
-    headline = guarantee_headline(model)
-    if model.method == "nonprivate":
-        notes.append(" Non-private fit (eps = 0): no privacy guarantee.")
-    else:
-        if headline is not None:
-            notes.append(" " + headline)
+    headline = guarantee_headline(model)          # printed first
+    if model.method != "nonprivate":
         how = {"objective": "objective perturbation", "output": "output perturbation",
                "gaussian": "Gaussian objective perturbation", "amp":
                "approximate minima perturbation"}[model.method]
@@ -428,7 +463,7 @@ def summarize_multiclass(model) -> DPLRSummary:
     per_class = {label: {str(c): float(v) for c, v in zip(model.spec.columns, model.coef[:, k])}
                  for k, label in enumerate(model.labels)}
     return DPLRSummary(formula=model.formula, common=common, coefficients={}, notes=notes,
-                       per_class=per_class)
+                       per_class=per_class, headline=headline)
 
 
 # ---------------------------------------------------------------------------------------------

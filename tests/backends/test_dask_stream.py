@@ -147,7 +147,7 @@ def test_warm_started_dask_fits_take_the_exact_hessian_with_every_pass():
         np.testing.assert_allclose(dsk.coef, mem.coef, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("change", ["value", "row"])
+@pytest.mark.parametrize("change", ["value", "row", "swap"])
 def test_a_source_that_changes_between_passes_is_refused(change):
     # The calibration (n) and the norm check were made on the rows of the first pass; a streamed
     # pass that reads other rows (a file rewritten or appended to during the fit) must not enter
@@ -161,6 +161,9 @@ def test_a_source_that_changes_between_passes_is_refused(change):
             df = df.copy()
             if change == "value":
                 df.iloc[7, df.columns.get_loc("a")] += 1e-9
+            elif change == "swap":     # two rows' values of one column exchanged (issue 27):
+                col = df.columns.get_loc("a")   # the word sum of the old fingerprint kept them
+                df.iloc[[7, 8], col] = df.iloc[[8, 7], col].to_numpy()
             else:
                 df = pd.concat([df, df.iloc[:1]])
         return df
@@ -200,4 +203,12 @@ def test_streamed_arrays_are_checked_block_by_block():
             rows.scan(1.0)
         with pytest.raises(ValueError, match="row block 1 .*changed between passes"):
             rows.objective(LogisticLoss(), 0.1).evaluate(np.zeros(3))
+        # values swapped between two rows (same word sum, same norms of neither row)
+        store["X"] = np.random.default_rng(0).uniform(-0.5, 0.5, (300, 3))
+        rows = backend.DaskRows(X, y)
+        rows.scan(1.0)
+        store["X"] = store["X"].copy()
+        store["X"][[120, 121], 0] = store["X"][[121, 120], 0]
+        with pytest.raises(ValueError, match="row block 1 .*changed between passes"):
+            rows.scan(1.0)
     assert before.n == 300

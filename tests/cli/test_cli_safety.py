@@ -586,3 +586,47 @@ def test_version_through_the_console_module(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "privatelr.cli", "--version"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == f"privatelr {privatelr.__version__}"
+
+
+# ---------------------------------------------------------------------------------------------
+# standard input and output compared by identity (issue 27)
+# ---------------------------------------------------------------------------------------------
+
+def test_out_is_the_file_standard_input_reads(fitted, capsys, monkeypatch):
+    """``predict m.json - --out data.csv < data.csv`` used to exit 0 and overwrite data.csv:
+    ``-`` is compared by device and inode with ``--out``, through a symlink and a hard link
+    too."""
+    d = fitted
+    (d / "link.csv").symlink_to(d / "data.csv")
+    os.link(d / "data.csv", d / "hard.csv")
+    for name in ("data.csv", "link.csv", "hard.csv"):
+        with open(d / "data.csv") as stdin:                   # the shell's `< data.csv`
+            monkeypatch.setattr(sys, "stdin", stdin)
+            _refused(capsys, d, "predict",
+                     ["predict", d / "model.json", "-", "--out", d / name])
+    with open(d / "model.json") as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        _refused(capsys, d, "fit", ["fit", "-", "--formula", "y ~ x", "--eps", "0",
+                                    "--out", d / "model.json"])
+
+
+def test_out_and_standard_input_in_a_real_shell(fitted):
+    d = fitted
+    before = (d / "data.csv").read_bytes()
+    with open(d / "data.csv", "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-m", "privatelr.cli", "predict",
+                               str(d / "model.json"), "-", "--out", str(d / "data.csv")],
+                              stdin=stdin, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "standard input" in proc.stderr and "--out" in proc.stderr
+    assert (d / "data.csv").read_bytes() == before
+
+
+def test_standard_output_appending_to_the_input_is_refused(fitted, capsys, monkeypatch):
+    d = fitted
+    before = snapshot(d)
+    with open(d / "data.csv", "a") as stdout:                  # the shell's `>> data.csv`
+        monkeypatch.setattr(sys, "stdout", stdout)
+        code = cli.main(["predict", str(d / "model.json"), str(d / "data.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "standard output is the input DATA" in err
+    assert snapshot(d) == before

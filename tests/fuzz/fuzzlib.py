@@ -350,3 +350,91 @@ def check_probabilities(model, data, n: int) -> np.ndarray:
     link = plain(predict(model, data, type="link"))
     assert np.array_equal(np.isnan(link), np.isnan(p)), (link, p)
     return p
+
+
+# ---------------------------------------------------------------------------------------------
+# tampered files with a valid checksum; paths that alias one file
+# ---------------------------------------------------------------------------------------------
+
+def with_checksum(payload: dict) -> str:
+    """A saved file's text with its ``sha256`` recomputed, as :mod:`privatelr.envelope`
+    documents it (an independent transcription): SHA-256 of the canonical JSON (sorted keys,
+    no spaces, ASCII) of everything but ``sha256``. Non-finite numbers must already be
+    ``{"$float": ...}`` markers."""
+    import hashlib
+    import json
+
+    body = {k: v for k, v in payload.items() if k != "sha256"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                           ensure_ascii=True)
+    body["sha256"] = hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    return json.dumps(body, indent=1)
+
+
+def leaf_paths(obj, prefix=()):
+    """Paths to every number (a ``{"$float": ...}`` marker counts as one) and string in a JSON
+    tree (a few elements of long lists)."""
+    if isinstance(obj, dict) and set(obj) == {"$float"}:
+        return [prefix]
+    if isinstance(obj, (str, int, float)) and not isinstance(obj, bool):
+        return [prefix]
+    out = []
+    if isinstance(obj, dict):
+        for key, v in obj.items():
+            out.extend(leaf_paths(v, prefix + (key,)))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:4]):
+            out.extend(leaf_paths(v, prefix + (i,)))
+    return out
+
+
+_NUMBER_EDITS = ("scale 1e300", "scale -1e300", "scale 1e6", "negate", "nudge", "zero",
+                 "minus zero", "max", "-max", "tiny", "int too large", "2**63", "nan", "inf",
+                 "-inf", "plus one", "minus one", "half")
+_STRING_EDITS = ("empty", "flip a character", "append", "other")
+_OTHER_STRINGS = ("p", "q", "NaN", "Inf", "1e+05", "100000", "y ~ a", "(Intercept)",
+                  "objective", "output", "gaussian", "amp", "nonprivate", "PrivateLR",
+                  "holds", "ok", "adjusted lambda", "random_stopping", "split", "\udcff", "é")
+
+
+@st.composite
+def tampered_leaf(draw, value):
+    """``value`` (a number, a ``{"$float"}`` marker or a string) edited one way."""
+    if isinstance(value, str):
+        how = draw(st.sampled_from(_STRING_EDITS))
+        if how == "empty":
+            return ""
+        if how == "append":
+            return value + draw(st.sampled_from(["x", " ", "0", "\u00a0"]))
+        if how == "other":
+            return draw(st.sampled_from(_OTHER_STRINGS))
+        if not value:
+            return "x"
+        i = draw(st.integers(0, len(value) - 1))
+        return value[:i] + draw(st.sampled_from("a0 .,()~+-_e")) + value[i + 1:]
+    x = value if not isinstance(value, dict) else {"NaN": math.nan, "Infinity": math.inf,
+                                                   "-Infinity": -math.inf}.get(
+        value["$float"], 0.0)
+    how = draw(st.sampled_from(_NUMBER_EDITS))
+    fixed = {"zero": 0, "minus zero": -0.0, "max": 1.7976931348623157e308,
+             "-max": -1.7976931348623157e308, "tiny": 5e-324, "int too large": 10**400,
+             "2**63": 2**63, "nan": {"$float": "NaN"}, "inf": {"$float": "Infinity"},
+             "-inf": {"$float": "-Infinity"}}
+    if how in fixed:
+        return fixed[how]
+    if not math.isfinite(x):
+        return 1.0
+    factor = {"scale 1e300": 1e300, "scale -1e300": -1e300, "scale 1e6": 1e6, "negate": -1.0,
+              "nudge": 1 + 2**-40, "half": 0.5}.get(how)
+    out = x * factor if factor is not None else x + (1 if how == "plus one" else -1)
+    if isinstance(x, int) and not isinstance(x, bool) and how in ("plus one", "minus one"):
+        return out
+    out = float(out)
+    if math.isinf(out):
+        return {"$float": "Infinity" if out > 0 else "-Infinity"}
+    return out
+
+
+#: How a path can name a file it does not spell: the path itself, ``dir/../name``, a symlink,
+#: a symlink to a symlink, a hard link, or the shell's ``< file`` (``-`` as the input).
+ALIASES = ("path", "dotdot", "symlink", "symlink chain", "hard link", "stdin")

@@ -188,3 +188,89 @@ def test_nonprivate_model_same_bytes_for_every_chunk_size(workdir, csv_text, pri
        private=st.booleans(), sizes=SIZES, type_=st.just("probabilities"))
 def test_a_row_with_too_many_fields_exits_2(workdir, csv_text, private, sizes, type_):
     _cli_property(workdir, csv_text, private, sizes, type_)
+
+
+# ---- one file under two names: --out never destroys an input (issue 27) ----------------------
+
+def _alias(folder, target, how: str, counter=[0]):
+    """A path naming ``target`` (a file in ``folder``) ``how`` (:data:`fuzzlib.ALIASES`)."""
+    import os
+
+    counter[0] += 1
+    name = folder / f"alias{counter[0]}"
+    if how == "path":
+        return target
+    if how == "dotdot":
+        (folder / "sub").mkdir(exist_ok=True)
+        return folder / "sub" / ".." / target.name
+    if how == "symlink":
+        name.symlink_to(target)
+    elif how == "symlink chain":
+        (folder / f"hop{counter[0]}").symlink_to(target)
+        name.symlink_to(folder / f"hop{counter[0]}")
+    elif how == "hard link":
+        os.link(target, name)
+    return name
+
+
+def _snapshot(folder):
+    import os
+
+    return {p.name: (p.read_bytes() if not p.is_symlink() else os.readlink(p))
+            for p in sorted(folder.iterdir()) if not p.is_dir()}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(command=st.sampled_from(["predict", "fit"]), target=st.sampled_from(["DATA", "MODEL"]),
+       source=st.sampled_from(["path", "stdin"]),
+       out=st.sampled_from(["path", "dotdot", "symlink", "symlink chain", "hard link",
+                            "stdout append", "distinct"]))
+def test_out_naming_an_input_is_refused_and_no_input_changes(tmp_path_factory, command, target,
+                                                               source, out):
+    import sys
+
+    folder = tmp_path_factory.mktemp("alias")
+    model = model_file(str(folder), False)
+    data = folder / "data.csv"
+    data.write_text("x,s,l,y\n0.1,a,True,1\n-0.2,b,False,0\n0.3,a,True,0\n")
+    if command == "fit" or source == "stdin":
+        target = "DATA"                       # fit reads no model; only DATA can be '-'
+    victim = data if target == "DATA" else folder / "model-nonprivate.json"
+    args = [command, *([model] if command == "predict" else []),
+            "-" if source == "stdin" else str(data)]
+    if command == "fit":
+        args += ["--formula", "y ~ x + s", "--eps", "0"]
+    stdout = io.StringIO()
+    if out == "stdout append":
+        if command == "fit":
+            return                            # fit's output is its --out model file
+    elif out == "distinct":
+        args += ["--out", str(folder / "fresh.out")]
+    else:
+        args += ["--out", str(_alias(folder, victim, out))]
+    before = _snapshot(folder)
+    err = io.StringIO()
+    stdin = open(data) if source == "stdin" else None
+    sink = open(victim, "a") if out == "stdout append" else None
+    try:
+        with redirect_stderr(err), warning_rules():
+            old_in, old_out = sys.stdin, sys.stdout
+            sys.stdin = stdin if stdin is not None else old_in
+            sys.stdout = sink if sink is not None else stdout
+            try:
+                code = cli.main(args)
+            finally:
+                sys.stdin, sys.stdout = old_in, old_out
+    finally:
+        for fh in (stdin, sink):
+            if fh is not None:
+                fh.close()
+    after = _snapshot(folder)
+    if out == "distinct":
+        assert code == 0, err.getvalue()
+        assert after.pop("fresh.out") and after == before
+        return
+    message = err.getvalue()
+    assert code == 2 and message.count("\n") == 1, (args, message)
+    assert "destroy the input" in message, message
+    assert after == before                    # every input byte for byte, no new file

@@ -9,7 +9,13 @@ Properties:
   objects, deep nesting), retyped, or the text truncated or edited — either loads to a model
   that predicts and prints without crashing, or raises ``ValueError`` saying the file is
   corrupted (or names the format version). Nothing else: no ``TypeError``, ``KeyError``,
-  ``OverflowError``, ``RecursionError``, ``RuntimeWarning``.
+  ``OverflowError``, ``RecursionError``, ``RuntimeWarning``;
+* a file with one number or string edited (scaled by 1e300, negated, nudged, set to ±max,
+  0, a huge integer, NaN/inf markers; a string emptied, edited, replaced) **and its checksum
+  recomputed**, so only the loader's own checks stand in the way (issue 27): it is refused as
+  corrupted, or it loads to a model that scores the rows the original scores — a probability
+  in [0, 1] exactly where the original gives one, NaN exactly where the original does — and
+  prints.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from .fuzzlib import check_probabilities, clean_call, examples, same, warning_rules
+from .fuzzlib import (check_probabilities, clean_call, examples, leaf_paths, same,
+                      tampered_leaf, warning_rules, with_checksum)
 from privatelr import dplr, load_model, predict
 from privatelr.persist import loads
 
@@ -256,3 +263,50 @@ NUMERIC_FIELDS = [("calibration", "eps"), ("calibration", "lambda_"),
        value=st.sampled_from([10**400, -10**400, 2**1024]))
 def test_an_int_too_large_for_a_double_is_corrupted(k, path, value):
     _load_property(k, _with_value(k, path, value), False)
+
+
+# ---- tampered, with a valid checksum (issue 27) ---------------------------------------------
+
+@st.composite
+def tampered(draw):
+    """``(k, text, path)``: model k's file with one number or string edited and the checksum
+    recomputed."""
+    k = draw(st.integers(0, len(SPECS) - 1))
+    payload = json.loads(model_text(k))
+    paths = [p for p in leaf_paths(payload) if p[0] != "sha256"]
+    path = draw(st.sampled_from(paths))
+    parent = payload
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = draw(tampered_leaf(parent[path[-1]]))
+    return k, with_checksum(payload), path
+
+
+def _alike_property(k, text, path):
+    model, exc = clean_call(lambda: loads(text), allowed=(ValueError,))
+    if exc is not None:
+        assert CLEAR.search(str(exc)), (path, exc)
+        return
+    frame = base_frame(8, seed=k + 1)
+    if model.spec.response_source != "y":
+        frame = frame.drop(columns="y")
+    original = loads(model_text(k))
+    with warning_rules():
+        out, exc = clean_call(lambda: check_probabilities(model, frame, len(frame)))
+        assert exc is None, (path, exc)
+        ref = check_probabilities(original, frame, len(frame))
+        assert np.array_equal(np.isnan(out), np.isnan(ref)), (path, out, ref)
+        assert str(model)
+        assert same(loads(model.to_json()).predict(frame), model.predict(frame))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@example(case=(1, None, ("coefficients", "values", 0)))
+@given(case=tampered())
+def test_a_tampered_file_with_a_valid_checksum_loads_alike_or_is_refused(case):
+    k, text, path = case
+    if text is None:            # the issue's example: a coefficient of 1e308
+        payload = json.loads(model_text(k))
+        payload["coefficients"]["values"][0] = 1e308
+        text = with_checksum(payload)
+    _alike_property(k, text, path)

@@ -91,7 +91,10 @@ def test_pred_predict_summary(iris):
     for label in (" Privacy level: 1", " Regularization parameter: 0.0325069441551098",
                   " Convergence of optimization : TRUE", " C-index (AUC):", " Status: ok"):
         assert label in text
-    assert text.startswith("dplr.class ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width")
+    # R's layout, led by the headline that says the compat fit is not private
+    head, body = text.split("\n\n", 1)
+    assert head.startswith(" NOT PRIVATE: compat='PrivateLR'")
+    assert body.startswith("dplr.class ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width")
 
 
 def test_raw_iris_rows_exceed_the_bound_and_we_fail_closed(iris):

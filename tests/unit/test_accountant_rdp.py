@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 
@@ -74,15 +75,60 @@ def test_budget_is_checked_on_the_composition():
 
 def test_spend_parallel_charges_the_largest_part():
     acc = PrivacyAccountant(1.0)
-    entry = spend_parallel(acc, [(0.3, 0.0), (0.7, 0.0), (0.5, 0.0)], note="regions")
+    entry = spend_parallel(acc, [(0.3, 0.0), (0.7, 0.0), (0.5, 0.0)], by="positions",
+                           note="thirds of the rows")
     assert entry.eps == 0.7 and acc.spent() == (0.7, 0.0)
     acc = PrivacyAccountant(10.0, delta=1e-5)
     spend_parallel(acc, [(1.0, 1e-7, lambda o: rdp_gaussian(4.0, o)),
-                         (2.0, 1e-7, lambda o: rdp_gaussian(2.0, o))])
+                         (2.0, 1e-7, lambda o: rdp_gaussian(2.0, o))], by="positions")
     (e,) = acc.ledger
     assert e.rdp == tuple(rdp_gaussian(2.0, list(acc_orders())))
     with pytest.raises(ValueError, match="every part"):
-        spend_parallel(acc, [(1.0, 0.0), (1.0, 1e-7, lambda o: rdp_gaussian(4.0, o))])
+        spend_parallel(acc, [(1.0, 0.0), (1.0, 1e-7, lambda o: rdp_gaussian(4.0, o))],
+                       by="positions")
+
+
+def test_spend_parallel_needs_to_be_told_how_the_rows_were_split():
+    """Issue 27, item 3: a split by a data value is charged by sequential composition, and the
+    caller must say which split it is (no default that undercharges)."""
+    acc = PrivacyAccountant(2.0, delta=1e-5)
+    with pytest.raises(TypeError, match="by"):
+        spend_parallel(acc, [(0.3, 0.0), (0.7, 0.0)], note="one model per region")
+    for bad in ("regions", None, "position"):
+        with pytest.raises(ValueError, match="'positions'.*'values'"):
+            spend_parallel(acc, [(0.3, 0.0), (0.7, 0.0)], by=bad)
+    assert acc.ledger == ()
+    entry = spend_parallel(acc, [(0.3, 0.0), (0.7, 0.0)], by="values", note="one per region")
+    assert entry.eps == 1.0 and acc.spent() == (1.0, 0.0)
+    acc = PrivacyAccountant(10.0, delta=1e-5)
+    spend_parallel(acc, [(1.0, 1e-7, lambda o: rdp_gaussian(4.0, o)),
+                         (2.0, 2e-7, lambda o: rdp_gaussian(2.0, o))], by="values")
+    (e,) = acc.ledger
+    orders = list(acc_orders())
+    assert (e.eps, e.delta) == (3.0, 3e-7)
+    np.testing.assert_allclose(e.rdp, rdp_gaussian(4.0, orders) + rdp_gaussian(2.0, orders),
+                               rtol=1e-15)
+
+
+def test_a_split_by_value_tells_neighbours_apart():
+    """Why one model per region is not parallel composition: replacing one row can move it to
+    another region, and each fit publishes its n — the two neighbours' releases differ with
+    certainty. Split by public positions, every part keeps its size."""
+    import pandas as pd
+
+    from privatelr import dplr
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(-0.5, 0.5, 60), "region": ["n"] * 30 + ["s"] * 30,
+                       "y": rng.integers(0, 2, 60)})
+    nb = df.copy()
+    nb.loc[0, "region"] = "s"                            # one row replaced: it moved region
+    ns = [[dplr("y ~ x", d[d.region == r], eps=1.0, random_state=1).n for r in ("n", "s")]
+          for d in (df, nb)]
+    assert ns == [[30, 30], [29, 31]]
+    halves = [[dplr("y ~ x", d.iloc[k * 30:(k + 1) * 30], eps=1.0, random_state=1).n
+               for k in (0, 1)] for d in (df, nb)]
+    assert halves == [[30, 30], [30, 30]]
 
 
 def acc_orders():

@@ -1,11 +1,12 @@
-"""The dense design built straight from the atoms (privatelr.design.materialize) equals
-formulaic's own materialisation of the same spec, value for value.
+"""The two ways the design is built from the atoms (privatelr.design.materialize) agree value
+for value: the dense design, filled block by block of rows, and the sparse one, which computes a
+column with a factor part only on the rows of that level.
 
-formulaic still materialises the sparse design (``DesignSpec.sparse``), so the two production
-paths are compared with each other on formulas that exercise every kind of column part:
-numeric atoms, factors in treatment and full-rank coding, logical atoms, interactions of
-factors with factors and with numbers, ``poly()`` matrix atoms, ``cut()``, no intercept, and
-rows dropped for missing values. Equality is exact (the same products in the same order).
+They are compared on formulas that exercise every kind of column part: numeric atoms, factors
+in treatment and all-levels coding (R's ``y ~ f:g``, ``x %in% f``, no intercept), logical atoms,
+interactions of factors with factors and with numbers, ``poly()`` matrix atoms, ``cut()``, and
+rows dropped for missing values. Equality is exact (the same products in the same order). The
+columns themselves are R's: tests/parity/test_r_formula_semantics.py.
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ CASES = [
     (_synthetic, "y ~ f1 * f2 + x"),
     (_synthetic, "y ~ 0 + f1:x + f2 + b + z:b"),
     (_synthetic, "y ~ (x + z + f1)^2"),
+    (_synthetic, "y ~ f1:f2 + x %in% f1 + poly(z, 2):f2"),
+    (_synthetic, "y ~ 0 + x:f1 + f2:b"),
 ]
 
 
 @pytest.mark.parametrize("load, formula", CASES, ids=[c[1] for c in CASES])
-def test_direct_design_equals_formulaics(load, formula):
+def test_dense_and_sparse_designs_agree(load, formula):
     df = load()
     spec = make_spec(formula, df, learn=True, why="a test")
     dense = spec.rows(df)

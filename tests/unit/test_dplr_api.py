@@ -335,7 +335,9 @@ def test_summary_layout(iris01):
 
 def test_summary_wraps_like_r(mtcars):
     m = _quiet("am ~ mpg + cyl + disp + hp + drat + wt + qsec + vs + gear + carb", mtcars, eps=0)
-    block = str(summary(m)).split("\n\n")[2].split("\n")
+    head, *body = str(summary(m)).split("\n\n")
+    assert head == " NOT PRIVATE: a non-private fit (eps = 0); no privacy guarantee.\n"[:-1]
+    block = body[2].split("\n")
     assert all(len(line) <= 80 for line in block)
     assert len(block) == 4                                     # 11 names wrap onto two rows
 

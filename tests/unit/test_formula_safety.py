@@ -103,6 +103,7 @@ def test_a_saved_model_carries_nothing_the_fitting_path_refuses(frame):
     e["design"]["formula_r"] = e["formula"] = "y ~ I(9^9^8 * a) + b"
     e["coefficients"]["names"][1] = "I(9^9^8 * a)"
     e["design"]["design_columns"][1] = "I(9^9^8 * a)"
+    e["glm"]["names"][1] = "I(9^9^8 * a)"
     back = loads(json.dumps(e), verify=False)
     p = back.predict(frame)
     assert p.shape == (40,)

@@ -47,8 +47,10 @@ def test_dplr_refusals(frame):
         dplr("y ~ a + b", frame, eps=1.0, op=False, method="gaussian", delta=1e-6)
     with pytest.raises(ValueError, match="method must be one of"):
         dplr("y ~ a + b", frame, eps=1.0, method="laplace")
-    with pytest.raises(ValueError, match="inference"):
-        dplr("y ~ a + b", frame, eps=1.0, method="gaussian", delta=1e-6, inference=True)
+    # inference is available for the Gaussian methods (Gaussian noise law): no refusal
+    m = dplr("y ~ a + b", frame, eps=1.0, method="gaussian", delta=1e-6, inference=True,
+             random_state=0)
+    assert m.inference is not None and m.inference.eps > 0
     with pytest.raises(ValueError, match="no Gaussian methods"):
         dplr("y ~ a + b", frame, eps=1.0, method="gaussian", delta=1e-6, compat="PrivateLR")
     # op=False and method="output" agree

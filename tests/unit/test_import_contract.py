@@ -6,7 +6,7 @@ Read from the source (AST), so nothing is imported or run:
   hidden in a function is still a cycle);
 * no private name (``_x``) imported from another module of the package;
 * optional dependencies are imported by one module each: dask only by the Dask backend,
-  matplotlib only by the plots, scikit-learn only by the estimator;
+  matplotlib only by the plots, scikit-learn only by its front end (``privatelr.sklearn``);
 * no module is named like the function it exports (``privatelr.dplr`` must be the function).
 """
 
@@ -19,7 +19,9 @@ import privatelr
 
 ROOT = Path(privatelr.__file__).parent
 OPTIONAL = {"dask": {"privatelr.backends.dask"}, "distributed": {"privatelr.backends.dask"},
-            "matplotlib": {"privatelr.report.plots"}, "sklearn": {"privatelr.sklearn"}}
+            "matplotlib": {"privatelr.report.plots"},
+            "sklearn": {f"privatelr.sklearn{m}" for m in ("", ".bounds", ".estimator",
+                                                          ".pipeline")}}
 
 
 def _modules() -> dict[str, Path]:

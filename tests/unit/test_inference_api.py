@@ -35,6 +35,11 @@ def test_every_front_end_gives_the_same_table_at_eps0():
     d = load_mtcars()
     ref = sm.Logit(d["am"], sm.add_constant(d[["mpg", "wt"]])).fit(disp=0)
     fits = [pl.dplr("am ~ mpg + wt", d, eps=0, lambda_=0),
+            # the default lambda = 0.001 (R's dplr coefficients) and a public map: the table is
+            # still glm's on the raw columns (issue 28: eps = 0 is glm)
+            pl.dplr("am ~ mpg + wt", d, eps=0),
+            pl.dplr("am ~ mpg + wt", d, eps=0,
+                    bounds=pl.public_bounds({"mpg": (10, 35), "wt": (1, 6)})),
             pl.dplr(d[["mpg", "wt", "am"]], target="am", eps=0, lambda_=0),
             pl.dplr(d["am"].to_numpy(), d[["mpg", "wt"]], eps=0, lambda_=0),
             erm.fit(np.c_[np.ones(len(d)), d[["mpg", "wt"]]], d["am"], lambda_=0, eps=0,
@@ -44,17 +49,26 @@ def test_every_front_end_gives_the_same_table_at_eps0():
         np.testing.assert_allclose(table["Estimate"], ref.params, rtol=1e-6)
         np.testing.assert_allclose(table["Std. Error"], ref.bse, rtol=1e-6)
         np.testing.assert_allclose(table["Pr(>|z|)"], ref.pvalues, rtol=1e-6)
-        np.testing.assert_allclose(pl.confint(m).to_numpy(), ref.conf_int().to_numpy(),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(pl.confint(m, method="wald").to_numpy(),
+                                   ref.conf_int().to_numpy(), rtol=1e-6)
 
 
 def test_private_fit_without_inference_says_how_to_get_it():
     df = _ball_data(2000)
     m = pl.dplr("y ~ z0 + z1 + z2", df, eps=1, random_state=0)
-    for f in (pl.vcov, pl.confint, pl.coef_table):
+    for f in (pl.vcov, pl.confint, lambda m: pl.tidy(m, conf_int=True)):
         with pytest.raises(ValueError, match="inference=True"):
             f(m)
     assert "refit with inference=True" in str(pl.summary(m))
+    # point estimates and odds ratios cost nothing more: they work without inference
+    table = pl.coef_table(m)
+    assert list(table.columns) == ["Estimate"] and table.attrs["quality"] == "none"
+    np.testing.assert_array_equal(table["Estimate"], m.coefficients)
+    tidy = pl.tidy(m, conf_int=False, exponentiate=True)
+    np.testing.assert_allclose(tidy["estimate"], np.exp(m.coefficients.to_numpy()))
+    assert tidy["std_error"].isna().all()
+    text = str(pl.summary(m, odds_ratios=True))
+    assert "Odds ratios" in text and "point estimates" in text
     with pytest.raises(ValueError, match="inference"):
         pl.dplr("y ~ z0", df, eps=1, inference=1.5)
     with pytest.raises(ValueError, match="level"):
@@ -113,7 +127,14 @@ def test_saved_model_keeps_its_inference_and_predict_se_fit_matches_statsmodels(
     m = pl.dplr("am ~ mpg + wt", d, eps=0, lambda_=0)
     m.to_json(tmp_path / "m.json")
     back = pl.load_model(tmp_path / "m.json")
-    pd.testing.assert_frame_equal(pl.confint(back), pl.confint(m))
+    # the table and Wald intervals travel with the file; profile intervals refit the training
+    # rows, which a file does not hold: the loaded model says so and gives Wald's
+    pd.testing.assert_frame_equal(pl.coef_table(back), pl.coef_table(m))
+    pd.testing.assert_frame_equal(pl.confint(back, method="wald"), pl.confint(m, method="wald"))
+    with pytest.warns(UserWarning, match="Wald intervals are given"):
+        pd.testing.assert_frame_equal(pl.confint(back), pl.confint(m, method="wald"))
+    with pytest.raises(ValueError, match="saved model does not hold"):
+        pl.confint(back, method="profile")
     ref = sm.Logit(d["am"], sm.add_constant(d[["mpg", "wt"]])).fit(disp=0)
     new = d.head(5).assign(mpg=[21.0, None, 22.8, 21.4, 18.7])
     out = pl.predict(m, new, type="link", se_fit=True)

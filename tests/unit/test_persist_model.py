@@ -260,3 +260,92 @@ def test_design_spec_from_dict_refuses_foreign_text():
     evil = dict(d, response_source="(1).__class__")
     with pytest.raises(ValueError):
         DesignSpec.from_dict(evil)
+
+
+# ---------------------------------------------------------------------------------------------
+# stored numbers, with a valid checksum (issue 27)
+# ---------------------------------------------------------------------------------------------
+
+def _private_file():
+    from privatelr.datasets import load_iris as _iris
+
+    iris = _iris()
+    iris[iris.columns[:4]] /= 12
+    return dplr("I(Species == 'virginica') ~ .", iris, eps=1.0, random_state=0), iris
+
+
+def _recheck(edit, model):
+    """The model's file with ``edit`` applied and its checksum recomputed."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from release_files import fields_of, release_text
+
+    fields = fields_of(model.to_json())
+    edit(fields)
+    return release_text(fields)
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda f: f["coefficients"]["values"].__setitem__(0, 1e308), "coefficients: norm"),
+    (lambda f: f["coefficients"]["values"].__setitem__(1, -1e308), "coefficients: norm"),
+    (lambda f: f["coefficients"].__setitem__("values", [1e200] * 5), "coefficients: norm"),
+    (lambda f: f["coefficients"]["values"].__setitem__(0, 1e100), "coefficients: norm"),
+    # far beyond what objective perturbation with this calibration releases
+    (lambda f: f["coefficients"]["values"].__setitem__(2, 1e4), "larger than a objective"),
+    (lambda f: f["calibration"].__setitem__("curvature", 1e-300), "curvature"),
+    (lambda f: f["calibration"].__setitem__("lambda_requested", 0.0), "lambda_requested"),
+    (lambda f: f["calibration"].__setitem__("eps", -1.0), "eps"),
+    (lambda f: f["calibration"].__setitem__("data_norm", 0.0), "data_norm"),
+    (lambda f: f["calibration"].__setitem__("weights_bound", {"$float": "Infinity"}),
+     "weights_bound"),
+    (lambda f: f["calibration"].__setitem__("delta", 2.0), "delta"),
+    (lambda f: f["calibration"].__setitem__("n", 10 ** 400), "calibration.n"),
+])
+def test_tampered_numbers_with_a_valid_checksum_are_refused(edit, pattern):
+    model, _ = _private_file()
+    text = _recheck(edit, model)
+    with pytest.raises(ValueError, match=pattern) as info:
+        loads(text)
+    assert "corrupted privatelr model file" in str(info.value)
+
+
+def test_a_non_private_model_with_large_but_safe_coefficients_loads_and_predicts():
+    model = dplr("am ~ mpg + wt", load_mtcars().assign(mpg=lambda d: d.mpg / 40,
+                                                       wt=lambda d: d.wt / 6), eps=0)
+    # nothing bounds a non-private fit's coefficients but overflow: 1e90 is allowed
+    back = loads(_recheck(lambda f: f["coefficients"]["values"].__setitem__(1, 1e90), model))
+    p = back.predict(load_mtcars().assign(mpg=lambda d: d.mpg / 40, wt=lambda d: d.wt / 6))
+    assert np.isfinite(p).all()
+
+
+def test_every_private_fit_of_the_suite_is_inside_its_bound():
+    """The bound is not a false alarm: private fits at tiny eps (the largest noise) load."""
+    from privatelr.persist import coefficient_bound
+
+    iris = load_iris()
+    iris[iris.columns[:4]] /= 12
+    for seed in range(5):
+        for kw in (dict(eps=0.01), dict(eps=0.01, op=False),
+                   dict(eps=0.05, method="gaussian", delta=1e-9)):
+            m = dplr("I(Species == 'virginica') ~ .", iris, random_state=seed, **kw)
+            assert np.linalg.norm(m.coef) <= coefficient_bound(m.calibration)
+            np.testing.assert_array_equal(loads(m.to_json()).coef, m.coef)
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda f: f["design"]["preprocess"]["center"].__setitem__(0, 1e308), "gains and shifts"),
+    (lambda f: f["design"]["preprocess"]["scale"].__setitem__(1, 1e-300), "gains and shifts"),
+    (lambda f: f["design"]["preprocess"].__setitem__("clip", 5e-324), "clip"),
+    (lambda f: f["design"]["preprocess"].__setitem__("clip", 2.0), "not the model's data_norm"),
+])
+def test_a_tampered_public_map_with_a_valid_checksum_is_refused(edit, pattern):
+    cars = load_mtcars()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = dplr("am ~ mpg + wt + hp", cars, eps=1.0, compat="PrivateLR", do_scale=True,
+                     clip=True, random_state=0)
+    assert model.spec.preprocess.clip == 1.0
+    with pytest.raises(ValueError, match=pattern):
+        loads(_recheck(edit, model))

@@ -217,7 +217,7 @@ def test_sklearn_pickle_is_the_release_only(method):
     back = pickle.loads(pickle.dumps(a))
     assert set(vars(back)) == {"eps", "delta", "alpha", "lambda_", "method", "data_norm", "clip",
                                "fit_intercept", "classes", "sample_weight_bound", "accountant",
-                               "random_state", "coef_", "intercept_", "classes_",
+                               "random_state", "inference", "coef_", "intercept_", "classes_",
                                "lambda_used_", "result_", "n_features_in_"}
     assert back.random_state is None  # the seed would let anyone redraw the noise
     np.testing.assert_array_equal(back.predict_proba(X), a.predict_proba(X))
@@ -339,3 +339,188 @@ def test_dplr_tune_charges_before_fitting_and_keeps_the_charge_on_failure(monkey
                 dplr_tune(formula, iris, lambdas=(0.01, 0.1, 1.0), eps=1.0, clip=True,
                           random_state=0, accountant=acc)
             assert seen == [1.0, 1.0] and acc.spent() == (1.0, 0.0)
+
+
+# ------------------------------------------------------------------------------- the seed (#27)
+SEED = 830571946231                 # twelve digits: found in any artefact that writes it down
+
+
+def _seed_forms(seed: int = SEED) -> list[bytes]:
+    """Every form a seed could take in text or pickle bytes: decimal, hex, the 8-byte integers
+    (both byte orders), pickle's LONG1 bytes (little-endian two's complement, minimal) and the
+    double."""
+    forms = [str(seed).encode(), hex(seed).encode(), format(seed, "X").encode(),
+             struct.pack("<q", seed), struct.pack(">q", seed),
+             seed.to_bytes(seed.bit_length() // 8 + 1, "little", signed=True),
+             struct.pack("<d", float(seed)), struct.pack(">d", float(seed))]
+    return forms
+
+
+def _assert_no_seed(label: str, artefact) -> None:
+    raw = artefact if isinstance(artefact, bytes) else str(artefact).encode("utf-8", "replace")
+    for form in _seed_forms():
+        assert form not in raw, f"{label} carries the seed (as {form!r})"
+    # nor a generator's state, with which anyone could redraw the noise
+    assert b"bit_generator" not in raw and b"PCG64" not in raw, f"{label} carries a Generator"
+
+
+def _no_runs(label: str, artefact) -> None:
+    text = artefact if isinstance(artefact, str) else artefact.decode("latin-1")
+    assert "runs" not in text, f"{label} carries random stopping's run count"
+
+
+def _fit_everything(tmp_path, capsys):
+    """Every kind of result, fitted with the twelve-digit seed: ``[(label, artefact), ...]``
+    (artefacts: objects to pickle and show, texts, bytes), and the warnings raised."""
+    import warnings
+
+    from privatelr import (dplr, dplr_tune, load_model, multinomial, noisy_dot_product,
+                           walr, walr_fit)
+    from privatelr import cli
+    from privatelr.datasets import load_iris
+    from privatelr.sklearn import DPLogisticRegression
+
+    out: list = []
+    iris = _iris()
+    (X, y), _ = _neighbours(ball=True)
+    frame = __import__("pandas").DataFrame(X, columns=["a", "b"]).assign(y=y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fits = {
+            "dplr": dplr("I(Species == 'virginica') ~ .", iris, eps=1, clip=True,
+                         random_state=SEED),
+            "dplr rp": dplr("I(Species == 'virginica') ~ .", iris, eps=1, clip=True,
+                            rp_dim=2, random_state=SEED),
+            "dplr gaussian": dplr("y ~ a + b", frame, eps=1, method="gaussian", delta=1e-6,
+                                  random_state=SEED),
+            "dplr amp": dplr("y ~ a + b", frame, eps=1, method="amp", delta=1e-6,
+                             random_state=SEED),
+            "dplr Generator": dplr("y ~ a + b", frame, eps=1,
+                                   random_state=np.random.default_rng(SEED)),
+            "dplr multiclass": dplr("Species ~ .", iris, eps=2, multiclass="multinomial",
+                                    clip=True, random_state=SEED),
+            "dplr_tune split": dplr_tune("I(Species == 'virginica') ~ .", iris,
+                                         lambdas=(0.01, 0.1), eps=1.0, clip=True,
+                                         random_state=SEED),
+            "dplr_tune stopping": dplr_tune("y ~ a + b", frame, lambdas=(0.01, 0.1), eps=1.0,
+                                            selection="random_stopping", random_state=SEED),
+            "erm.fit": erm.fit(X, y, lambda_=0.05, eps=1.0, random_state=SEED),
+            "multinomial.fit": multinomial.fit(X, np.where(X[:, 0] > 0.2, 2, y), classes=[0, 1, 2],
+                                               lambda_=0.05, eps=1.0, random_state=SEED),
+            "walr": walr("y ~ a + b", frame.assign(a=frame.a.abs(), b=frame.b.abs()), eps=2.0,
+                         delta=1e-6, lambda_=1e-3, random_state=SEED),
+        }
+        rel = noisy_dot_product(np.abs(X), y, eps=1.0, delta=1e-6, random_state=SEED)
+        fits["walr_fit"] = walr_fit(np.abs(X), rel, lambda_=1e-3, random_state=SEED)
+        for make in _MODELS:
+            m = make().fit(X, y, [1, 1], [-1, -1], random_state=SEED)
+            fits[f"model {type(m).__name__} {m.perturbation_method}"] = m
+        cands = [LogisticRegressionDP(eps=1.0, gamma=g) for g in (0.1, 1.0)]
+        fits["tuned split"] = tune_classification_model(cands, X, y, [1, 1], [-1, -1],
+                                                        random_state=SEED)
+        cands = [LogisticRegressionDP(eps=1.0, gamma=g) for g in (0.1, 1.0)]
+        fits["tuned stopping"] = tune_classification_model(
+            cands, X, y, [1, 1], [-1, -1], random_state=SEED, selection="random_stopping")
+        for method in ("output", "objective"):
+            fits[f"sklearn {method}"] = DPLogisticRegression(
+                eps=1.0, method=method, random_state=SEED).fit(X, y)
+        ests = [DPLogisticRegression(eps=1.0, alpha=a, random_state=SEED) for a in (0.01, 0.1)]
+        fits["sklearn tuned"] = tune_classification_model(
+            ests, X, y, random_state=SEED, selection="random_stopping")
+    for label, fit in fits.items():
+        out.append((label, fit))
+        out.append((f"{label} str", str(fit)))
+        out.append((f"{label} repr", repr(fit)))
+        out.append((f"{label} pickle", pickle.dumps(fit)))
+        for name in ("call", "tuning", "tuning_", "summary", "_repr_html_", "to_json",
+                     "release"):
+            attr = getattr(fit, name, None)
+            if attr is None:
+                continue
+            if callable(attr):
+                try:
+                    attr = attr()
+                except (TypeError, ValueError):
+                    continue
+            out.append((f"{label}.{name}", attr))
+            if name == "release":
+                out.append((f"{label}.release() pickle", pickle.dumps(attr)))
+        if hasattr(fit, "to_json"):
+            path = tmp_path / f"{label.replace(' ', '_')}.json"
+            fit.to_json(path)
+            out.append((f"{label} saved file", path.read_bytes()))
+            if hasattr(fit, "spec") and hasattr(fit, "tuning"):
+                out.append((f"{label} reloaded", pickle.dumps(load_model(path))))
+    out.append(("noisy_dot_product.to_json", rel.to_json()))
+    out.append(("noisy_dot_product pickle", pickle.dumps(rel)))
+    # the sklearn estimator's own displays (get_params is the caller's object: not scanned)
+    clf = fits["sklearn output"]
+    out.append(("sklearn mimebundle", str(clf._repr_mimebundle_())))
+    out.append(("sklearn html", clf._html_repr()))
+    # the command line: a model file, what fit and demo print
+    csv = tmp_path / "iris.csv"
+    load_iris().to_csv(csv, index=False)
+    model = tmp_path / "cli-model.json"
+    capsys.readouterr()
+    assert cli.main(["fit", str(csv), "--formula", "I(Species == 'virginica') ~ .", "--eps",
+                     "1", "--data-norm", "20", "--clip", "--seed", str(SEED), "--out",
+                     str(model), "--verbose", "--verbose"]) == 0
+    assert cli.main(["summary", str(model)]) == 0
+    assert cli.main(["demo", "--seed", str(SEED)]) == 0
+    printed = capsys.readouterr()
+    out += [("cli model file", model.read_bytes()), ("cli stdout", printed.out),
+            ("cli stderr", printed.err)]
+    out += [(f"warning {w.category.__name__}", str(w.message)) for w in caught]
+    return out, fits
+
+
+def test_no_artefact_carries_the_seed(tmp_path, capsys):
+    """Issue 27, item 1: every artefact that leaves a fit — call, saved files, release(),
+    pickles of every result type and of the fitted scikit-learn estimator, the command line's
+    model file and output, HTML, str/repr/print, summary, warnings — records at most that a
+    seed was given, never its value (nor a Generator's state); and random stopping's run
+    count is nowhere."""
+    pytest.importorskip("sklearn")
+    artefacts, fits = _fit_everything(tmp_path, capsys)
+    assert len(artefacts) > 100
+    for label, artefact in artefacts:
+        if isinstance(artefact, (str, bytes)):
+            _assert_no_seed(label, artefact)
+    for label in ("dplr", "dplr multiclass", "dplr Generator"):
+        assert "random_state=<given>" in fits[label].call
+    for label in ("dplr_tune stopping", "tuned stopping", "sklearn tuned"):
+        fit = fits[label]
+        record = getattr(fit, "tuning", None) or fit.tuning_
+        assert record.selection == "random_stopping"
+        _no_runs(label, repr(record) + str(record.to_dict()))
+        _no_runs(f"{label} pickle", pickle.dumps(fit))
+    _no_runs("saved tuned model", fits["dplr_tune stopping"].to_json())
+    # the caller's own estimator keeps its setting (scikit-learn's contract), shows <given>
+    clf = fits["sklearn output"]
+    assert clf.get_params()["random_state"] == SEED and "<given>" in repr(clf)
+    assert pickle.loads(pickle.dumps(clf)).random_state is None
+
+
+def test_an_older_file_loses_its_seed_and_run_count(tmp_path):
+    """Files written before issue 27 carry ``random_stopping=<seed>`` in the call and
+    ``tuning.runs``: they load (the checksum is theirs), and neither is kept or written
+    again."""
+    from release_files import fields_of, release_text
+
+    from privatelr import load_model
+
+    iris = _iris()
+    tuned = dplr_tune("I(Species == 'virginica') ~ .", iris, lambdas=(0.01, 0.1), eps=1.0,
+                      clip=True, random_state=0, selection="random_stopping")
+    fields = fields_of(tuned.to_json())
+    fields["call"] = f"dplr('y ~ .', <DataFrame 150x5>, eps=1, random_state={SEED})"
+    fields["tuning"]["runs"] = 7
+    path = tmp_path / "old.json"
+    path.write_text(release_text(fields))
+    back = load_model(path)
+    assert back.call == "dplr('y ~ .', <DataFrame 150x5>, eps=1, random_state=<given>)"
+    assert not hasattr(back.tuning, "runs")
+    again = back.to_json()
+    _assert_no_seed("re-saved file", again)
+    assert '"runs"' not in again
+    np.testing.assert_array_equal(back.coef, tuned.coef)

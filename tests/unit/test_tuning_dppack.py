@@ -141,7 +141,7 @@ def test_mechanism_receives_minus_errors_sensitivity_one_and_common_eps(monkeypa
 
 def test_record_does_not_hold_error_counts():
     names = {f.name for f in dataclasses.fields(TuningRecord)}
-    assert names == {"candidates", "chosen", "eps", "group_sizes", "selection", "runs"}
+    assert names == {"candidates", "chosen", "eps", "group_sizes", "selection"}
 
 
 def test_add_bias_is_passed_to_fit_and_predict(monkeypatch):

@@ -1,7 +1,7 @@
 r"""A scikit-learn estimator for ε-differentially private logistic regression.
 
 Needs the optional extra ``pip install "privatelr[sklearn]"``; ``import privatelr`` never imports
-this module or scikit-learn.
+this module or scikit-learn. Import the estimator from :mod:`privatelr.sklearn`.
 
 :class:`DPLogisticRegression` follows scikit-learn's estimator contract (``get_params`` /
 ``set_params``, ``fit``, ``predict``, ``predict_proba``, ``decision_function``, ``classes_``,
@@ -35,8 +35,11 @@ Privacy contract
   :math:`a_i \le A` (its noise scales by ``A``: :mod:`privatelr.calibration`, *Reduction to
   the unit ball*).
 * Anything fitted on the data *before* this estimator in a pipeline (``StandardScaler``,
-  feature selection) looks at the data without privacy: use transformations with public
-  constants (e.g. a ``FunctionTransformer`` dividing by known ranges).
+  imputers, feature selection) looks at the data without privacy: a private fit that is the
+  last step of a scikit-learn pipeline warns (:class:`~privatelr.exceptions.PrivacyWarning`,
+  :func:`privatelr.sklearn.learned_statistics` says what counts). Map the columns with
+  public constants instead: :class:`~privatelr.sklearn.PublicBoundsTransformer` with
+  ``data_norm="from_bounds"`` (:mod:`privatelr.sklearn.bounds`).
 * Every private fit spends ``eps``. With ``accountant=`` the fit is refused
   (:class:`~privatelr.exceptions.BudgetExceededError`) before the data are read when the budget
   would be exceeded, and charged ``eps`` once it is known to be releasable. scikit-learn's
@@ -52,7 +55,10 @@ Privacy contract
   (``pickle``, ``joblib``) writes only the release and the public settings: the
   ``random_state`` seed or Generator (with which anyone could redraw the noise and subtract
   it), the accountant, and the diagnostics ``n_clipped_`` and ``n_iter_`` (not private) are
-  left out; the unpickled estimator has ``random_state=None`` and ``accountant=None``.
+  left out; the unpickled estimator has ``random_state=None`` and ``accountant=None``. Its
+  repr, print and notebook view show ``random_state=<given>``, never the seed;
+  ``get_params()`` returns the caller's own ``random_state`` (scikit-learn's contract: the
+  caller's own object, which ``clone`` and the searches rebuild from — not a release).
 * ``alpha=None`` picks the package's one default
   (:func:`privatelr.calibration.default_lambda`): the smallest λ whose privacy penalty is
   ε/10 for the design bound :math:`B_d` (and the weight bound ``A``); 0.001 when ``eps`` is 0
@@ -87,6 +93,7 @@ import dataclasses
 import inspect
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -95,20 +102,35 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from functools import partial
 
-from . import erm
-from ._validation import as_weights, check_bool, check_real, is_sparse, real_vector, \
+from .. import erm
+from .._validation import as_weights, check_bool, check_real, is_sparse, real_vector, \
     with_intercept
-from .accountant import require_budget
-from .backends import as_rows, compute, is_dask
-from .calibration import check_method, default_lambda, norm_bound
-from .exceptions import PrivacyWarning
-from .mechanisms import check_random_state
+from ..accountant import require_budget
+from ..backends import as_rows, compute, is_dask
+from ..calibration import check_method, default_lambda, default_lambda_inference_output, \
+    norm_bound
+from ..inference.release import check_inference, split_budget
+from ..exceptions import PrivacyWarning
+from ..mechanisms import check_random_state
+from ..results import SEED_GIVEN
+from .pipeline import PipelineChecked, enclosing_pipelines, resolve_data_norm, steps_before, \
+    warn_learned
 
 __all__ = ["DPLogisticRegression"]
 
+
+class _SeedGiven:
+    """Stands for a seed in what the estimator shows: prints as ``<given>``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return SEED_GIVEN
+
 #: The estimator's ending of :data:`privatelr.erm.OUTSIDE_BOUND` (the rule dplr applies).
 OUTSIDE_HINT = (" (privatelr.public_bounds turns public bounds on the columns into data_norm and a "
-                "public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)")
+                "public map: privatelr.sklearn.PublicBoundsTransformer before "
+                "DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)")
 
 #: The formats ``validate_data`` accepts as they are; other ``scipy.sparse`` formats become CSR.
 SPARSE_FORMATS = ("csr",)
@@ -122,7 +144,7 @@ MODEL_SELECTION_WARNING = (
     "DPLogisticRegression candidates) or privatelr.dplr_tune, which spend eps once")
 
 
-class DPLogisticRegression(ClassifierMixin, BaseEstimator):
+class DPLogisticRegression(PipelineChecked, ClassifierMixin, BaseEstimator):
     r"""ε-differentially private L2-regularised logistic regression, scikit-learn API (binary, or
     multinomial over K > 2 declared ``classes``).
 
@@ -148,8 +170,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         (ε, δ)-differentially private with ``delta``.
     delta : float, default=0.0
         δ in (0, 1) of the Gaussian methods (well below ``1/n``); 0 otherwise.
-    data_norm : float, default=1.0
+    data_norm : float or "from_bounds", default=1.0
         Public bound on the L2 norm of every feature row (intercept excluded).
+        ``"from_bounds"`` takes it from the step before the estimator in a scikit-learn
+        pipeline: a :class:`~privatelr.sklearn.PublicBoundsTransformer` (or a
+        ``ColumnTransformer`` of them), whose :attr:`~PublicBoundsTransformer.data_norm` is
+        derived from the declared bounds (with ``norm="rms"`` rows above it are clipped, as
+        ``clip=True``). A number that differs from the bound of such a step warns.
     clip : bool, default=False
         Clip rows above ``data_norm`` onto it. Without it a private fit with such a row raises
         ``ValueError`` (fail closed).
@@ -170,6 +197,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         by scikit-learn share it (an accountant is never copied).
     random_state : int, numpy.random.Generator or None, default=None
         Source of the privacy noise. ``None`` draws fresh noise at every fit.
+    inference : bool or float or None, default=None
+        Also release the information matrix for standard errors and intervals
+        (:mod:`privatelr.inference`): ``True`` spends a quarter of ``eps`` on it, a number that
+        share. Then :meth:`confint`, :meth:`vcov` and :meth:`coef_table` work, and ``coef_`` /
+        ``intercept_`` hold the bias-corrected estimate they are centred on (one estimate,
+        which ``predict`` uses too; the released vector stays in ``result_.coef``). Binary
+        models only. A non-private fit computes it exactly at no cost.
 
     Attributes
     ----------
@@ -229,11 +263,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, eps: float = 1.0, *, alpha: float | None = None,
-                 lambda_: float | None = None, method: str = "objective", data_norm: float = 1.0,
+                 lambda_: float | None = None, method: str = "objective",
+                 data_norm: float | str = 1.0,
                  clip: bool = False, fit_intercept: bool = True, classes=None,
                  sample_weight_bound: float | None = None, accountant=None, random_state=None,
-                 delta: float = 0.0):
+                 delta: float = 0.0, inference=None):
         self.eps = eps
+        self.inference = inference
         self.delta = delta
         self.alpha = alpha
         self.lambda_ = lambda_
@@ -292,7 +328,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         >>> DPLogisticRegression(eps=1.0, data_norm=0.5).fit(X, y)
         Traceback (most recent call last):
         ...
-        ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        ValueError: some rows of X have L2 norm above data_norm=0.5, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public map: privatelr.sklearn.PublicBoundsTransformer before DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)
         """
         private, rows, scan, options, classes, n_clipped = self._prepare(
             X, y, sample_weight, announce=True)
@@ -303,6 +339,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                            accountant)
         result = erm.fit_rows(rows, rng=rng, scan=scan, accountant=accountant, **options)
         coef = result.coef
+        if result.inference is not None:          # one estimate: the bias-corrected one
+            from ..inference import point_estimate
+
+            coef = point_estimate(result)[0]
         if self.fit_intercept:
             self.intercept_ = coef[:1].copy()
             self.coef_ = coef[1:].reshape(1, -1)
@@ -311,6 +351,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             self.coef_ = coef.reshape(1, -1)
         self.classes_ = classes
         self.lambda_used_ = result.lambda_
+        assert result.diagnostics is not None       # a fresh fit has them
         self.n_iter_ = np.array([result.diagnostics.iterations], dtype=np.int32)
         self.result_ = result.release()  # the release only, no solver report
         self.n_clipped_ = int(n_clipped)
@@ -320,8 +361,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         """K > 2 declared classes: the softmax model (:func:`privatelr.multinomial.fit_rows`)
         on the rows :meth:`_prepare` built — the same checks, clipping and backends as the
         binary model, the multinomial calibration and default λ (penalty ε/10)."""
-        from . import multinomial
-        from .calibration import default_lambda_multinomial
+        from .. import multinomial
+        from ..calibration import default_lambda_multinomial
 
         lam = self._requested_lambda()
         if lam is None:
@@ -364,7 +405,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         >>> DPLogisticRegression().check_fit(X, np.array([1, 0, 1]))
         Traceback (most recent call last):
         ...
-        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public rescaling, e.g. for a FunctionTransformer); or fit with eps=0 (not private)
+        ValueError: some rows of X have L2 norm above data_norm=1, so the differential-privacy guarantee would not hold (nothing was released). Choose data_norm from public bounds on the data and pass clip=True to clip the rows that exceed it (privatelr.public_bounds turns public bounds on the columns into data_norm and a public map: privatelr.sklearn.PublicBoundsTransformer before DPLogisticRegression(data_norm='from_bounds')); or fit with eps=0 (not private)
         >>> DPLogisticRegression(clip=True).check_fit(X, np.array([1, 0, 1]))
         """
         self._prepare(X, y, sample_weight, announce=False)
@@ -375,8 +416,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         # the settings first: a refused fit reads no data (and charges nothing)
         for name in ("clip", "fit_intercept"):
             check_bool(name, getattr(self, name))
-        B = check_real("data_norm", self.data_norm, low=0.0, low_open=True)
         eps = check_real("eps", self.eps, low=0.0, allow_inf=True)
+        # the pipeline fitting this estimator, if any: the public map before it gives
+        # data_norm="from_bounds"; a step that learned from the rows warns (below)
+        chain = enclosing_pipelines(self)
+        B, clip = resolve_data_norm(self, self.data_norm, self.clip, chain, stacklevel=3)
         private = erm.cal_private(eps)
         requested = self._requested_lambda()
         A = None
@@ -389,6 +433,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "noise for a public upper bound on every weight; pass "
                 "sample_weight_bound=<bound> (e.g. DPLogisticRegression(sample_weight_bound=1.0))")
         _, delta = check_method(self.method, eps, self.delta)
+        share = check_inference(self.inference, eps)
+        if share is not None and _several(self.classes):
+            raise ValueError("inference= is available for binary models only; drop it (or fit "
+                             "one binary model per class of interest)")
         if _several(self.classes) and self.method not in ("objective", "output"):
             raise ValueError(f"method={self.method!r} is not available with more than two "
                              "classes (the multinomial calibration is for the pure-eps "
@@ -401,6 +449,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 warnings.warn(MODEL_SELECTION_WARNING.format(name=type(self).__name__,
                                                              where=where, eps=eps),
                               PrivacyWarning, stacklevel=3)
+            if chain:
+                warn_learned(steps_before(chain), self, eps, stacklevel=3)
 
         if is_dask(X, y, sample_weight):
             X, y = self._dask_data(X, y, reset=True)
@@ -409,10 +459,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  accept_sparse=SPARSE_FORMATS)
             check_classification_targets(y)
             kind = type_of_target(y, input_name="y", raise_unknown=True)
-            if kind not in ("binary", "unknown") and np.unique(y).size > 2 and \
-                    not _several(self.classes):
-                raise ValueError(f"Only binary classification is supported. The type of the "
-                                 f"target is {kind}.")
+            if kind not in ("binary", "unknown") and not _several(self.classes):
+                found = np.unique(y)
+                if found.size > 2:
+                    shown = ", ".join(repr(v) for v in found[:5].tolist())
+                    raise ValueError(
+                        "Only binary classification is supported. The type of the target is "
+                        f"{kind}: y has {found.size} classes ({shown}"
+                        f"{', ...' if found.size > 5 else ''}) and {type(self).__name__} is "
+                        "binary unless the classes are declared: pass classes=[...] listing "
+                        "every label to fit the multinomial model (a private fit never learns "
+                        "its classes from the rows)")
         classes, y01, codes = _declared_classes(self.classes, y, learn=not private)
         w, A = _sample_weights(sample_weight, X.shape[0], A)
         k = int(self.fit_intercept)
@@ -428,13 +485,20 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                                  weights_bound=1.0 if w is None else A)
         else:
             lam = requested
-        options = erm.check_options(lambda_=lam, eps=eps, method=self.method, data_norm=design_norm,
-                                    delta=delta)
+        fit_eps, info_eps = split_budget(eps, share)
+        if requested is None and info_eps and self.method == "output":
+            lam = default_lambda_inference_output(rows.n, fit_eps, data_norm=design_norm)
+        elif requested is None and info_eps:
+            lam = default_lambda(rows.n, fit_eps, data_norm=design_norm,
+                                 weights_bound=1.0 if w is None else A)
+        options = erm.check_options(lambda_=lam, eps=fit_eps, method=self.method,
+                                    data_norm=design_norm, delta=delta)
+        options["inference_eps"] = info_eps
         scan = rows.scan(bound=B, start=k)              # the covariates against data_norm
-        if not (scan.n_over and self.clip):
+        if not (scan.n_over and clip):
             scan.check_magnitude("X")
         n_clipped = 0
-        if scan.n_over and self.clip:
+        if scan.n_over and clip:
             rows, n_clipped = rows.clipped(B, start=k), scan.n_over
         elif scan.n_over and private:
             raise ValueError(erm.OUTSIDE_BOUND.format(what="X", data_norm=B, more=OUTSIDE_HINT))
@@ -457,6 +521,69 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                              "parameter (lambda_ is an alias of alpha) with different values; "
                              "set only alpha")
         return next(iter(given.values()), None)
+
+    # -- inference (R's vocabulary: privatelr.inference) ---------------------------------------
+    def _inference_model(self):
+        check_is_fitted(self)
+        if getattr(self.result_, "inference", None) is None:
+            from ..inference.estimate import NOT_ASKED
+
+            raise ValueError(NOT_ASKED.replace("inference=True", "DPLogisticRegression("
+                                               "inference=True)"))
+        return self.result_
+
+    def _names(self) -> list:
+        names = list(getattr(self, "feature_names_in_", [])) or \
+            [f"x{j}" for j in range(self.n_features_in_)]
+        return (["(Intercept)"] if self.fit_intercept else []) + [str(n) for n in names]
+
+    def vcov(self):
+        """Covariance of the estimates (intercept first), a DataFrame (:func:`privatelr.vcov`).
+        Needs ``inference=``."""
+        from ..inference import vcov
+
+        names = self._names()
+        return vcov(self._inference_model()).set_axis(names, axis=0).set_axis(names, axis=1)
+
+    def confint(self, level: float = 0.95):
+        """Confidence intervals of the coefficients (intercept first), a DataFrame with R's
+        columns (:func:`privatelr.confint`: the exact law of sampling and privacy noise).
+        Needs ``inference=``."""
+        from ..inference import confint
+
+        out = confint(self._inference_model(), level=level)
+        return out.set_axis(self._names(), axis=0)
+
+    def coef_table(self, level: float | None = None, exponentiate: bool = False):
+        """glm's coefficient table (:func:`privatelr.coef_table`). Needs ``inference=``."""
+        from ..inference import coef_table
+
+        out = coef_table(self._inference_model(), level=level, exponentiate=exponentiate)
+        return out.set_axis(self._names(), axis=0)
+
+    # -- what the estimator shows of its seed ------------------------------------------------
+    # ``get_params()`` returns the caller's own ``random_state`` (scikit-learn's contract:
+    # ``clone`` and searches rebuild the estimator from it; it is the caller's object, not a
+    # release). What the estimator *shows* — its repr, print, the notebook's HTML view with
+    # its parameter table — and what it writes (pickles, below) record only that a seed was
+    # given: ``random_state=<given>``.
+    def _shown(self):
+        """``self``, or a shallow stand-in whose ``random_state`` prints as ``<given>``."""
+        if self.__dict__.get("random_state") is None or \
+                isinstance(self.__dict__["random_state"], _SeedGiven):
+            return self
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.random_state = _SeedGiven()
+        return out
+
+    def __repr__(self, N_CHAR_MAX=700):
+        return BaseEstimator.__repr__(self._shown(), N_CHAR_MAX)
+
+    def _html_repr(self):
+        from sklearn.utils import estimator_html_repr
+
+        return estimator_html_repr(self._shown())
 
     def __getstate__(self):
         # A fitted estimator is a release: its pickle holds the coefficients, the public
@@ -485,7 +612,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def _dask_data(self, X, y=None, *, reset: bool):
         """Dask inputs checked as :func:`~sklearn.utils.validation.validate_data` checks
         in-memory ones (lazily: the values are checked by the fit's scan)."""
-        from .backends.dask import dask_matrix, dask_vector
+        from ..backends.dask import dask_matrix, dask_vector
 
         names = [c for c in getattr(X, "columns", [])]
         X = dask_matrix(X)
@@ -513,7 +640,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                               accept_sparse=SPARSE_FORMATS)
             return np.asarray(X @ self.coef_.T) + self.intercept_
         if is_dask(X):
-            from .backends.dask import map_row_blocks
+            from ..backends.dask import map_row_blocks
 
             X, _ = self._dask_data(X, reset=False)
             return map_row_blocks(X, partial(_log_odds, coef=self.coef_[0],
@@ -524,7 +651,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n, 2) (or (n, K)), columns in the order of ``classes_``;
         ``X`` as for :meth:`decision_function` (dense, ``scipy.sparse`` or Dask)."""
-        z = self.decision_function(X)
+        z: Any = self.decision_function(X)            # an ndarray, or Dask's for Dask X
         if z.ndim == 2:
             from scipy.special import softmax
 
@@ -536,7 +663,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed stably (``X`` dense, sparse or Dask)."""
-        z = self.decision_function(X)
+        z: Any = self.decision_function(X)            # an ndarray, or Dask's for Dask X
         if z.ndim == 2:
             from scipy.special import log_softmax
 
@@ -548,7 +675,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted labels (``classes_[1]`` where the log-odds are positive); ``X`` dense,
         ``scipy.sparse`` or Dask."""
-        z = self.decision_function(X)  # checks fitted state first
+        z: Any = self.decision_function(X)  # checks fitted state first; Dask's for Dask X
         if z.ndim == 2:
             if is_dask(z):
                 return z.map_blocks(_most_probable, self.classes_, drop_axis=1,
@@ -617,7 +744,7 @@ def _several(classes) -> bool:
             and hasattr(classes, "__len__") and len(classes) > 2)
 
 
-def _declared_classes(classes, y: np.ndarray, *, learn: bool):
+def _declared_classes(classes, y: Any, *, learn: bool):
     """``(classes_, y coded 0/1, class codes or None)``: declared classes (two, or K > 2 with
     each label's position as its code), 0/1 or bool labels, or (``learn``, a non-private fit)
     the two values of ``y``."""

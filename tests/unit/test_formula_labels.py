@@ -1,0 +1,75 @@
+"""One labelling rule for numbers (R's ``as.character`` of a double, 15 significant digits):
+levels learned from data, levels declared in ``levels=``, in ``factor(x, levels = c(...))`` and as
+a Categorical's categories, and the design column names built from them, all label a number the
+same way, so that no declared level silently misses its rows (issue 27: ``100000`` was
+``"100000"`` one way and ``"1e+05"`` the other)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privatelr import dplr
+from privatelr.design import build_design, r_number
+from privatelr.design.values import level_label
+
+PRIVATE = dict(eps=1.0, data_norm=3.0, clip=True, random_state=0)
+
+
+@pytest.fixture()
+def frame():
+    return pd.DataFrame({"a": np.linspace(-0.4, 0.4, 10), "x": [1, 100000] * 5,
+                         "y": [0, 1, 1, 0, 1, 0, 0, 1, 1, 0]})
+
+
+def _fit(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)     # a dropped row would warn
+        return dplr(*args, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(eps=0), PRIVATE], ids=["eps0", "private"])
+def test_declared_numeric_levels_keep_every_row(frame, kwargs):
+    m = _fit("y ~ a + factor(x, levels = c(1, 100000))", frame, **kwargs)
+    assert m.n == 10
+    assert list(m.coefficients.index) == ["(Intercept)", "a",
+                                          "factor(x, levels = c(1, 1e+05))1e+05"]
+
+
+@pytest.mark.parametrize("levels", [[1, 100000], [1.0, 1e5], [np.int64(1), np.int64(100000)],
+                                    ["1", "1e+05"]])
+def test_levels_argument_with_large_integers(frame, levels):
+    m = _fit("y ~ a + factor(x)", frame, levels={"x": levels}, **PRIVATE)
+    assert m.n == 10 and m.coefficients.index[-1] == "factor(x)1e+05"
+
+
+def test_the_same_labels_from_data_declarations_and_categories():
+    values = [-3, 0.1, 1, 2, 99999, 100000, 123456, 1e15, 2.5e-7, 1 / 3]
+    want = [r_number(float(v)) for v in sorted(values)]
+    df = pd.DataFrame({"x": values, "y": [0, 1] * 5})
+    learned = build_design("y ~ factor(x)", df).spec.atoms[0]["levels"]
+    declared = build_design("y ~ factor(x)", df, levels={"x": sorted(values)},
+                            learn=False).spec.atoms[0]["levels"]
+    cat = df.assign(x=pd.Categorical(values, categories=sorted(values)))
+    categories = build_design("y ~ x", cat, learn=False).spec.atoms[0]["levels"]
+    assert learned == declared == categories == want
+    assert want[6:] == ["99999", "1e+05", "123456", "1e+15"]
+    assert [level_label(v) for v in (100000, np.int64(100000), 1e5, True)] == \
+        ["1e+05", "1e+05", "1e+05", "TRUE"]
+
+
+def test_numbers_written_as_text_that_r_labels_otherwise_are_refused(frame):
+    with pytest.raises(ValueError, match=r"levels\['x'\]: the level '100000' never equals .*"
+                                         r"R labels the number '1e\+05'"):
+        build_design("y ~ factor(x)", frame, levels={"x": ["1", "100000"]}, learn=False)
+    # R would make the 1e5 rows NA without a word; here the formula says why
+    with pytest.raises(ValueError, match=r"the level '100000' never equals a value of the "
+                                         r"numeric variable x"):
+        build_design('y ~ factor(x, levels = c("1", "100000"))', frame)
+    # text levels of a text column are text
+    df = frame.assign(x=frame["x"].astype(str))
+    d = build_design("y ~ factor(x)", df, levels={"x": ["1", "100000"]}, learn=False)
+    assert d.spec.design_columns[-1] == "factor(x)100000" and d.X.shape[0] == 10
