@@ -432,7 +432,7 @@ def _schema_frame(meta):
     return meta
 
 
-def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
+def _dplr_block(part, spec, data_norm, weights_col=None, check=None, scan_map=None):
     """Raw design of one partition: ``(X, codes, weights, stats, fingerprint, first)``, rows
     with missing values dropped: the design rows (C order, as
     :meth:`~privatelr.design.DesignSpec.rows` builds them), the response's class codes (the
@@ -442,7 +442,8 @@ def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
     once: ``(scan row, every _SUB_STRIDE-th row's X, codes, weights)`` — the validation scan's
     row of :func:`_scan_block` (binary response, covariates from the intercept's column on,
     with the largest such norm appended) and the partition's share of the warm start's
-    subsample (:meth:`DaskERMObjective.subsample`).
+    subsample (:meth:`DaskERMObjective.subsample`). ``scan_map`` (a public map of the rows,
+    :meth:`DaskRows.mapped` later): the scan row is of the mapped rows.
 
     stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
     squared covariate norm].
@@ -474,7 +475,9 @@ def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
     stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
                       int((norms > data_norm * (1.0 + 5e-13)).sum()),
                       float(norms.max() ** 2) if norms.size else 0.0])
-    scan = _scan_block(X, (y > 0).astype(np.float64), w, None, start)[0]
+    Xs = X if scan_map is None else np.ascontiguousarray(scan_map(X), dtype=np.float64)
+    scan = _scan_block(Xs, (y > 0).astype(np.float64), w, None, start)[0]
+    norms = norms if scan_map is None else row_norms(Xs[:, start:])
     finite = norms[np.isfinite(norms)]
     scan = np.append(scan, float(finite.max()) if finite.size else 0.0)
     sub = (X[::_SUB_STRIDE].copy(), y[::_SUB_STRIDE].copy(),
@@ -482,10 +485,11 @@ def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
     return X, y, w, stats, fingerprint, (scan, *sub)
 
 
-def _first_pass(part, spec, weights_col=None):
+def _first_pass(part, spec, weights_col=None, scan_map=None):
     """A streamed fit's one read of a partition for its set-up: ``(stats, fingerprint, first)``
     of :func:`_dplr_block` without the rows themselves (only the subsample's stay held)."""
-    _, _, _, stats, fingerprint, first = _dplr_block(part, spec, np.inf, weights_col)
+    _, _, _, stats, fingerprint, first = _dplr_block(part, spec, np.inf, weights_col,
+                                                     scan_map=scan_map)
     return stats, fingerprint, first
 
 
@@ -728,17 +732,24 @@ class DaskRows:
         self._aux = None
         # set by design_rows for streamed rows, from the pass that counted them: the scan's
         # rows ((partitions, 13): _scan_block's and the largest norm from column `start` on,
-        # start) and the warm start's subsample (X, y, weights: every _SUB_STRIDE-th row of
-        # each partition, held on the workers); None: a scan or subsample reads the rows
+        # start, the map they were scanned under or None) and the warm start's subsample (X, y,
+        # weights: every _SUB_STRIDE-th row of each partition, held on the workers); None: a
+        # scan or subsample reads the rows. _map: the function these rows were mapped by.
         self._first_scan: tuple | None = None
         self._sub: tuple | None = None
+        self._map = None
 
-    def _with(self, X, sub_fn=None) -> "DaskRows":
+    def _with(self, X, sub_fn=None, fn=None) -> "DaskRows":
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
         (out.X,) = _keep(self.persisted, X)
         out.d = int(out.X.shape[1])
-        out._first_scan = None               # other values: the scan is of other rows
+        # other values: the first read's scan holds only for the raw rows mapped by the one
+        # function it was scanned under
+        out._map = fn
+        keep_scan = (fn is not None and self._map is None and self._first_scan is not None
+                     and self._first_scan[2] is fn)
+        out._first_scan = self._first_scan if keep_scan else None
         if self._sub is not None:
             out._sub = None if sub_fn is None else (sub_fn(self._sub[0]), *self._sub[1:])
         return out
@@ -747,7 +758,9 @@ class DaskRows:
         """The scan's rows from the first pass when they answer this scan, else None."""
         if self._first_scan is None:
             return None
-        st, first = self._first_scan
+        st, first, scanned_map = self._first_scan
+        if scanned_map is not self._map:
+            return None                        # scanned under another map than these rows'
         if bound is None:
             return st[:, :12]
         if start != first:
@@ -794,7 +807,8 @@ class DaskRows:
 
     def mapped(self, fn, d: int) -> "DaskRows":
         return self._with(self.X.map_blocks(fn, dtype=float, chunks=(self.X.chunks[0], (d,))),
-                          lambda S: S.map_blocks(fn, dtype=float, chunks=(S.chunks[0], (d,))))
+                          lambda S: S.map_blocks(fn, dtype=float, chunks=(S.chunks[0], (d,))),
+                          fn)
 
     def clipped(self, bound: float, start: int = 0) -> "DaskRows":
         return self._with(self.X.map_blocks(_clip_block, bound, start, dtype=float),
@@ -863,7 +877,7 @@ class DaskRows:
 # --- data frames -----------------------------------------------------------------------------------
 
 def design_rows(spec, data, *, weights: str | None = None,
-                weights_bound: float | None = None) -> FrameRows:
+                weights_bound: float | None = None, scan_map=None) -> FrameRows:
     """The raw design rows and 0/1 responses of a Dask DataFrame under ``spec``, built partition
     by partition with :meth:`~privatelr.design.DesignSpec.rows`; ``weights`` names a column of
     observation weights.
@@ -874,7 +888,9 @@ def design_rows(spec, data, *, weights: str | None = None,
     keeps them. Streamed: one pass counts them, and each later pass rebuilds them partition by
     partition (for data larger than memory) and raises if a partition's rows are not those
     counted (:func:`_fingerprint`): the calibration's ``n`` and the norm checks hold for the
-    rows the fit uses, or nothing is released.
+    rows the fit uses, or nothing is released. Streamed, that first read also gives the
+    validation scan (of the rows as ``scan_map`` maps them, when the caller will map them by
+    that function: :meth:`DaskRows.mapped`) and the warm start's subsample.
     """
     dask, da = _import_dask()
     if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
@@ -902,7 +918,8 @@ def design_rows(spec, data, *, weights: str | None = None,
         stats = dask.compute(*done[kept::kept + 1])
     else:  # one read: the count, the fingerprints, the validation scan and the warm start's
         # rows; every later pass rebuilds the rows and checks they are those counted and scanned
-        held = dask.persist(*[dask.delayed(_first_pass)(p, spec, weights) for p in sources])
+        held = dask.persist(*[dask.delayed(_first_pass)(p, spec, weights, scan_map)
+                              for p in sources])
         counted = dask.compute(*[(h[0], h[1], h[2][0]) for h in held])  # the sub stays held
         stats = [c[0] for c in counted]
         scanned = np.array([c[2] for c in counted]).reshape(-1, 13)
@@ -925,7 +942,7 @@ def design_rows(spec, data, *, weights: str | None = None,
     rows = DaskRows(X, codes > 0, w, weights_bound if weights is not None else None,
                     codes=codes if spec.n_classes > 2 else None, persist=persist, verified=True)
     if not persist:
-        rows._first_scan = (scanned[keep], int(spec.intercept))
+        rows._first_scan = (scanned[keep], int(spec.intercept), scan_map)
         if spec.n_classes <= 2:
             sub_len = {i: -(-lengths[i] // _SUB_STRIDE) for i in keep}
 
