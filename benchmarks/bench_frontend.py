@@ -6,15 +6,19 @@ Two data frames of ``--rows`` rows (default 1e6), built with a fixed seed:
 * ``numeric``: ``y ~ .`` over 20 numeric columns (uniform in [-1, 1] / sqrt(20), so every row
   is in the unit ball), a 0/1 response from a logistic model;
 * ``factors``: ``y ~ x0 + ... + x4 + f1 + f2`` with five numeric columns and two declared
-  factors of 20 levels each (44 design columns with the intercept).
+  factors of 20 levels each (44 design columns with the intercept);
+* ``strings``: the same rows with the factors as string (object) columns and their levels
+  declared by ``levels=`` (what the CLI passes for ``--levels``).
 
 Each case runs in a fresh process (so its peak memory is its own): the data frame is built,
 then ``dplr(..., eps=1, random_state=0)`` (``data_norm`` the public bound of the rows) is
 timed end to end (design, response
 coding, scan, fit, training C-index), then the fit alone — ``erm.fit`` on the same design
 matrix and labels with the same λ and norm bound — and the stages of ``dplr`` (the design rows
-of ``DesignSpec.rows``; the rest). Printed: seconds (best of ``--repeat``), the ratio
-dplr / fit alone (target ≤ 1.5), and the peak memory of the ``dplr`` call above what the
+of ``DesignSpec.rows``; the rest). ``dplr`` and the fit alone alternate for
+``--repeat`` rounds after one warm-up each. Printed: seconds (medians; the design rows best of
+``--repeat``), the median of the per-round ratios dplr / fit alone with their range (issue 30's
+target ≤ 1.3), and the peak memory of the ``dplr`` call above what the
 process held before it, as a multiple of the design matrix's size (target ≤ 1.3).
 
 Run: ``python benchmarks/bench_frontend.py [--rows 1000000] [--repeat 3] [--markdown]``.
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +50,7 @@ def _frame(case: str, n: int):
         formula, data_norm = "y ~ .", 1.0
     else:
         levels = [f"L{k:02d}" for k in range(20)]
+        declared = None
         X = rng.uniform(-1, 1, size=(n, 5)) / 3
         df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
         for f in ("f1", "f2"):
@@ -52,8 +58,12 @@ def _frame(case: str, n: int):
         eta = 3 * (X[:, 0] - X[:, 1]) + 0.5 * (df["f1"].cat.codes.to_numpy() < 10)
         formula = "y ~ " + " + ".join([f"x{j}" for j in range(5)] + ["f1", "f2"])
         data_norm = 1.6                     # public: sqrt(5 / 9 + 2) with the two dummies
+        if case == "strings":
+            declared = {f: levels for f in ("f1", "f2")}
+            for f in ("f1", "f2"):
+                df[f] = df[f].astype(object)
     df["y"] = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(np.int64)
-    return df, formula, data_norm
+    return df, formula, data_norm, (declared if case != "numeric" else None)
 
 
 def _rss_mb() -> float:
@@ -64,18 +74,11 @@ def _rss_mb() -> float:
 def one(case: str, n: int, repeat: int) -> dict:
     from privatelr import dplr, erm
 
-    df, formula, data_norm = _frame(case, n)
+    df, formula, data_norm, levels = _frame(case, n)
     warnings.simplefilter("ignore")
     before = _rss_mb()
-    start = time.perf_counter()
-    model = dplr(formula, df, eps=1.0, data_norm=data_norm, random_state=0)
-    first = time.perf_counter() - start
+    model = dplr(formula, df, eps=1.0, data_norm=data_norm, random_state=0, levels=levels)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    totals = [first]
-    for _ in range(repeat - 1):
-        start = time.perf_counter()
-        dplr(formula, df, eps=1.0, data_norm=data_norm, random_state=0)
-        totals.append(time.perf_counter() - start)
     spec = model.spec
     designs = []
     for _ in range(repeat):
@@ -83,14 +86,25 @@ def one(case: str, n: int, repeat: int) -> dict:
         rows = spec.rows(df, raw=True)
         designs.append(time.perf_counter() - start)
     X, y = rows.X, rows.y
-    fits = []
+
+    def fit_alone():
+        return erm.fit(X, y, lambda_=model.lambda_, eps=1.0, data_norm=model.norm_bound,
+                       random_state=0)
+
+    res = fit_alone()
+    # interleaved (dplr, fit, dplr, fit, ...): a change of load hits both sides of a round
+    totals, fits, ratios = [], [], []
     for _ in range(repeat):
         start = time.perf_counter()
-        res = erm.fit(X, y, lambda_=model.lambda_, eps=1.0, data_norm=model.norm_bound,
-                      random_state=0)
+        dplr(formula, df, eps=1.0, data_norm=data_norm, random_state=0, levels=levels)
+        totals.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        fit_alone()
         fits.append(time.perf_counter() - start)
-    return dict(case=case, formula=formula, n=n, d=X.shape[1], dplr=min(totals),
-                design=min(designs), fit=min(fits), passes=res.passes,
+        ratios.append(totals[-1] / fits[-1])
+    return dict(case=case, formula=formula, n=n, d=X.shape[1], dplr=statistics.median(totals),
+                design=min(designs), fit=statistics.median(fits), passes=res.passes,
+                ratio=statistics.median(ratios), lo=min(ratios), hi=max(ratios),
                 x_mb=X.nbytes / 2**20, extra_mb=peak - before,
                 same=bool(np.array_equal(res.coef, model.coef)))
 
@@ -100,14 +114,14 @@ def main(argv=None) -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--one", choices=["numeric", "factors"], help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=["numeric", "factors", "strings"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.one, args.rows, args.repeat)))
         return
     load = os.getloadavg()[0]
     out = []
-    for case in ("numeric", "factors"):
+    for case in ("numeric", "factors", "strings"):
         cmd = [sys.executable, __file__, "--one", case, "--rows", str(args.rows),
                "--repeat", str(args.repeat)]
         res = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -115,15 +129,15 @@ def main(argv=None) -> None:
     h = "## " if args.markdown else ""
     print(f"{h}Formula front end vs the fit alone (bench_frontend.py, issue 19)\n")
     print(f"- command: `python benchmarks/bench_frontend.py --rows {args.rows} --repeat "
-          f"{args.repeat}`; best of {args.repeat}; load average {load:.2f} at start, "
+          f"{args.repeat}`; {args.repeat} interleaved rounds (dplr, fit alone, ...), medians; design rows best of {args.repeat}; load average {load:.2f} at start, "
           f"{os.getloadavg()[0]:.2f} at end\n")
     print("| case | formula | n × d | dplr() (s) | design rows (s) | fit alone (s) | "
-          "dplr / fit (target ≤ 1.5) | peak extra memory / X (target ≤ 1.3) | same coef |")
+          "dplr / fit (median of rounds; range) | peak extra memory / X (target ≤ 1.3) | same coef |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in out:
         print(f"| {r['case']} | `{r['formula'] if len(r['formula']) < 30 else r['formula'][:27] + '...'}` "
               f"| {r['n']:.0e} × {r['d']} | {r['dplr']:.3f} | {r['design']:.3f} | "
-              f"{r['fit']:.3f} | {r['dplr'] / r['fit']:.2f} | "
+              f"{r['fit']:.3f} | {r['ratio']:.2f}; {r['lo']:.2f}–{r['hi']:.2f} | "
               f"{r['extra_mb'] / r['x_mb']:.2f} ({r['extra_mb']:.0f} / {r['x_mb']:.0f} MB) | "
               f"{r['same']} |")
 

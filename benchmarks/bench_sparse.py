@@ -22,7 +22,14 @@ columns in [-0.3, 0.3] and a declared factor with ``d`` levels (``site``), ``dpl
 site", sparse=True)`` at eps = 1 — formulaic's sparse design, the scan, the fit and the training
 C-index, end to end — with its peak memory.
 
-Run: ``python benchmarks/bench_sparse.py [--n 1000000] [--d 10000] [--k 20] [--markdown]``.
+With ``--peer``, a fourth process times the objective-perturbation fit against scikit-learn's
+``LogisticRegression(solver="lbfgs", tol=1e-10)`` on the same CSR rows (the same objective
+without the noise: ``C = 1/(n lambda)``, no separate intercept), interleaved (ours, lbfgs, ours,
+lbfgs, ... ``--rounds`` times after a warm-up), with each side's relative gradient (max-norm,
+relative to the gradient at 0) at the end.
+
+Run: ``python benchmarks/bench_sparse.py [--n 1000000] [--d 10000] [--k 20] [--markdown]
+[--peer [--rounds 3]]``.
 """
 
 from __future__ import annotations
@@ -98,6 +105,44 @@ def formula(args) -> dict:
                 csr_mb=args.n * 4 * 12 / 2**20, dense_mb=args.n * (args.d + 2) * 8 / 2**20)
 
 
+def peer(args) -> dict:
+    """Ours against scikit-learn's lbfgs at tol=1e-10 on the same rows, interleaved."""
+    import statistics
+
+    from sklearn.linear_model import LogisticRegression
+
+    from privatelr import erm
+    from privatelr.backends.sparse import SparseObjective
+    from privatelr.losses import LogisticLoss
+
+    X, y = design(args.n, args.d, args.k)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    bound = float(max(1.0, norms.max()))
+    clf = LogisticRegression(C=1.0 / (args.n * args.lam), fit_intercept=False, solver="lbfgs",
+                             tol=1e-10, max_iter=10_000)
+
+    def ours():
+        return erm.fit(X, y, lambda_=args.lam, eps=1.0, random_state=1, data_norm=bound)
+    res = ours()
+    clf.fit(X, y)
+    a, b = [], []
+    for _ in range(args.rounds):
+        t = time.perf_counter()
+        res = ours()
+        a.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        clf.fit(X, y)
+        b.append(time.perf_counter() - t)
+    obj = SparseObjective(X, np.where(y == 1, 1.0, -1.0), LogisticLoss(), args.lam)
+    g0 = float(np.abs(obj.evaluate(np.zeros(args.d), False)[1]).max())
+    g_sk = float(np.abs(obj.evaluate(clf.coef_[0], False)[1]).max())
+    return dict(ours=statistics.median(a), sk=statistics.median(b),
+                ratio=statistics.median([x / z for x, z in zip(a, b)]),
+                lo=min(x / z for x, z in zip(a, b)), hi=max(x / z for x, z in zip(a, b)),
+                rel_ours=res.diagnostics.grad_norm / max(g0, 1e-300), rel_sk=g_sk / g0,
+                sk_iter=int(clf.n_iter_[0]), status=res.status)
+
+
 def agree(args) -> float:
     from privatelr import erm
 
@@ -119,11 +164,15 @@ def main(argv=None) -> None:
     ap.add_argument("--check-rows", type=int, default=4000)
     ap.add_argument("--agree", type=float, default=1e-8)
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--one", choices=["objective", "gaussian", "formula"], help=argparse.SUPPRESS)
+    ap.add_argument("--peer", action="store_true", help="also time scikit-learn lbfgs, tol=1e-10")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--one", choices=["objective", "gaussian", "formula", "peer"],
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         args.method = args.one
-        print(json.dumps(formula(args) if args.one == "formula" else one(args)))
+        run = {"formula": formula, "peer": peer}.get(args.one, one)
+        print(json.dumps(run(args)))
         return
     rows = []
     for method in ("objective", "gaussian", "formula"):
@@ -131,6 +180,12 @@ def main(argv=None) -> None:
                "--k", str(args.k), "--lam", str(args.lam)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
+    cmp = None
+    if args.peer:
+        cmd = [sys.executable, __file__, "--one", "peer", "--n", str(args.n), "--d", str(args.d),
+               "--k", str(args.k), "--lam", str(args.lam), "--rounds", str(args.rounds)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        cmp = json.loads(out.strip().splitlines()[-1])
     diff = agree(args)
     h = "## " if args.markdown else ""
     print(f"{h}Sparse designs (bench_sparse.py, issue 18)\n")
@@ -142,6 +197,11 @@ def main(argv=None) -> None:
     for r in rows:
         print(f"| {r['method']} | {r['seconds']:.1f} | {r['iterations']} | {r['passes']} | "
               f"{r['peak_mb']:.0f} | {r['csr_mb']:.0f} | {r['dense_mb']:.0f} | {r['status']} |")
+    if cmp is not None:
+        print(f"\nAgainst scikit-learn lbfgs at tol=1e-10 (interleaved, median of {args.rounds}): "
+              f"ours {cmp['ours']:.2f} s, lbfgs {cmp['sk']:.2f} s ({cmp['sk_iter']} iterations), "
+              f"ratio {cmp['ratio']:.2f} ({cmp['lo']:.2f}-{cmp['hi']:.2f}); relative gradient "
+              f"ours {cmp['rel_ours']:.1e} (status {cmp['status']}), lbfgs {cmp['rel_sk']:.1e}")
     verdict = "PASS" if diff <= args.agree else "FAIL"
     top = max(r["peak_mb"] for r in rows)
     print(f"\n- peak RSS {top:.0f} MB (target < 2048 MB): {'PASS' if top < 2048 else 'FAIL'}")

@@ -605,11 +605,21 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     the share of ``eps`` for the information matrix (:func:`privatelr.inference.check_inference`;
     None: no inference release); ``multiclass`` (``"multinomial"``/``"ovr"``) fits every level
     of the response (:func:`fit_multiclass`)."""
-    fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound)
+    k = int(spec.intercept)
+    # Dask data mapped by public bounds only (no projection, no do_scale): the map is known
+    # before the rows are read, so a streamed fit's first read scans the mapped rows (one read
+    # for the whole set-up; the same function object is given to rows.mapped below)
+    early = early_map = None
+    if bounds is not None and is_dask(data) and not do_scale and rp_dim == 0:
+        em = bounds.design_map(spec, center=bounds.center and not spec.sparse)
+        early = Preprocess(divisors=em.divisors, shifts=em.shifts or None)
+        if not early.identity:
+            early_map = (lambda X, pre=early: pre.apply(X, bool(k)))
+    fr = frame_rows(spec, data, weights=weights, weights_bound=weights_bound,
+                    scan_map=early_map)
     rows = fr.rows
     method = method or ("objective" if op else "output")
     private = eps > 0 and not math.isinf(eps)
-    k = int(spec.intercept)
     p_cov = rows.d - k
 
     # ---- the public map: bounds, scaling (not private: compat / eps = 0), projection ----------
@@ -661,7 +671,9 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
         columns=None if projection is None else
         tuple((["(Intercept)"] if k else []) + [f"dim.{j + 1}" for j in range(q)]))
     if not pre.identity:
-        rows = rows.mapped(lambda X, pre=pre: pre.apply(X, bool(k)), k + q)
+        fn = early_map if early_map is not None and pre == early else (
+            lambda X, pre=pre: pre.apply(X, bool(k)))
+        rows = rows.mapped(fn, k + q)
 
     # ---- one scan: values, labels, covariate norms against data_norm -------------------------
     scan = rows.scan(bound=data_norm, start=k, what="the design")

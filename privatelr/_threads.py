@@ -14,9 +14,11 @@ chunk then makes no difference: one thread, two or eight give bit-identical resu
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -25,6 +27,48 @@ T = TypeVar("T")
 MAX_WORKERS = 8
 PARALLEL_MIN_BYTES = 16 * 2**20  # below this, a pass is too short to gain from threads
 _POOL: ThreadPoolExecutor | None = None
+
+
+_BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS libraries (False: none found)
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS: list[Any] = [0, None]  # callers inside the context, and the limits to restore after the last
+
+
+@contextlib.contextmanager
+def blas_one_thread():
+    """BLAS on one thread for the duration (``threadpoolctl``), then as it was.
+
+    Reference-counted, so that nested uses and concurrent fits restore the limit only after
+    the last one leaves. The limit is process-wide (it is BLAS's own setting): another thread
+    of the process calling BLAS meanwhile runs on one BLAS thread too.
+
+    Examples
+    --------
+    >>> with blas_one_thread():
+    ...     pass
+    """
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS = ThreadpoolController().select(user_api="blas") or False
+        except Exception:  # no BLAS threadpoolctl can control (or it is not installed)
+            _BLAS = False
+    if _BLAS is False:
+        yield
+        return
+    with _BLAS_LOCK:
+        if _BLAS_USERS[0] == 0:
+            _BLAS_USERS[1] = _BLAS.limit(limits=1)
+        _BLAS_USERS[0] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS[0] -= 1
+            if _BLAS_USERS[0] == 0:
+                _BLAS_USERS[1].restore_original_limits()
+                _BLAS_USERS[1] = None
 
 
 def workers() -> int:
@@ -70,10 +114,12 @@ if hasattr(os, "register_at_fork"):
 def map_chunks(count: int, work: Callable[[int], T], parallel: bool = True) -> list[T]:
     """``[work(k) for k in range(count)]``: one result per chunk, in chunk order.
 
-    Runs on the pool when ``parallel`` and more than one worker is available (worker ``i`` of
-    ``W`` computes chunks ``i, i + W, i + 2W, ...``), else inline. The list is the same whatever
-    the number of workers, provided ``work(k)`` depends on ``k`` only (each chunk is computed
-    alone, from fixed boundaries); combine it in order with :func:`sum_in_order`.
+    Runs on the pool when ``parallel`` and more than one worker is available, else inline. The
+    workers take the next chunk not yet taken as each finishes one (dynamic scheduling): on a
+    busy machine a worker that the system deschedules holds up one chunk, not a fixed share of
+    the pass. The list is the same whatever the number of workers and whichever worker computed
+    which chunk, provided ``work(k)`` depends on ``k`` only (each chunk is computed alone, from
+    fixed boundaries); combine it in order with :func:`sum_in_order`.
 
     Examples
     --------
@@ -85,9 +131,15 @@ def map_chunks(count: int, work: Callable[[int], T], parallel: bool = True) -> l
         return [work(k) for k in range(count)]
     w = min(w, count)
     out: list = [None] * count
+    chunks = iter(range(count))
+    lock = threading.Lock()
 
-    def run(i: int) -> None:
-        for k in range(i, count, w):
+    def run(_: int) -> None:
+        while True:
+            with lock:
+                k = next(chunks, None)
+            if k is None:
+                return
             out[k] = work(k)
 
     for _ in _pool().map(run, range(w)):  # waits for every worker; re-raises their errors

@@ -340,16 +340,14 @@ def as_pm1_labels(name: str, y, n: int) -> np.ndarray:
     """Labels given as 0/1, bool or -1/+1 returned as an ``int8`` array of -1/+1 (one byte a
     row: products with float arrays are the float products of ±1.0, bit for bit)."""
     arr = label_vector(name, y, n)
-    out = np.full(arr.shape[0], -1, dtype=np.int8)
-    if arr.dtype == np.bool_:
-        out[arr] = 1
-        return out
-    if not np.issubdtype(arr.dtype, np.number):
+    if arr.dtype != np.bool_ and not np.issubdtype(arr.dtype, np.number):
         raise TypeError(f"{name} must be 0/1, bool or -1/+1 numbers, got dtype {arr.dtype}")
-    one = arr == 1
-    out[one] = 1
-    rest = arr[~one]
-    if (rest == 0).all() or (rest == -1).all():      # 0/1 or -1/+1 (either class may be absent)
+    one = arr if arr.dtype == np.bool_ else arr == 1
+    out = one.astype(np.int8)                          # elementwise, no boolean indexing
+    out *= 2
+    out -= 1
+    # 0/1 or -1/+1 (either class may be absent): every label not 1 is 0, or every one is -1
+    if arr.dtype == np.bool_ or (one | (arr == 0)).all() or (one | (arr == -1)).all():
         return out
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
@@ -412,11 +410,12 @@ def sparse_row_norms(X) -> np.ndarray:
     """L2 norms of the rows of a CSR matrix from its stored values, exact to rounding at every
     scale: rows whose sum of squares overflows or underflows are recomputed as
     ``m * ||x / m||`` with ``m`` the row's largest absolute value."""
-    n = X.shape[0]
+    import scipy.sparse as sp
+
     data = X.data
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=n))
+    with np.errstate(over="ignore"):   # the rows' sums of squares: one sparse product
+        squares = sp.csr_matrix((data * data, X.indices, X.indptr), shape=X.shape)
+        norms = np.sqrt(np.asarray(squares @ np.ones(X.shape[1])).ravel())
     for i in np.flatnonzero(~np.isfinite(norms) | ((norms > 0) & (norms < 1e-140))):
         row = np.abs(data[X.indptr[i]:X.indptr[i + 1]])
         m = row.max()

@@ -396,7 +396,8 @@ def release(make_objective, cal: Calibration, rng: np.random.Generator, *, loss_
     elif cal.method in GAUSSIAN_METHODS:
         noise = gaussian_noise(d, cal.noise_scale, rng)
     objective = make_objective(noise)
-    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter)
+    report = minimize(objective, np.zeros(d), method=solver, gtol=gtol, maxiter=maxiter,
+                      value=not private)  # a private fit releases no value: not computed
     del noise
     converged = report.convergence == 0
     message = str(report.message)

@@ -22,14 +22,17 @@ Cost model, which is what makes the solver fast on millions of rows: the margins
 then evaluates ``J(w + t p)`` from ``m + t u`` with O(n) vector arithmetic and no further pass over
 ``X``; margins (or the line's increment), loss terms, gradient and Hessian are computed together
 in one pass over row chunks of about 4 MB, so each chunk is read from memory once and reused from
-cache, and no n-by-d temporary is ever allocated. Large passes run on a small thread pool
-(:mod:`privatelr._threads`) with the products done by ``np.einsum``, which releases the GIL and
-computes each row independently: two cores then keep the memory bus busy while the other computes
-the loss terms (measured at n = 1e6, d = 100 on two cores: 0.045 s per pass, against 0.077 s for
-the same pass in one thread with BLAS ``gemv``). Passes with a Hessian run on the pool too, each
-chunk's ``gemm`` with BLAS on one thread (:func:`_blas_one_thread`). The chunks are fixed by ``n``
-and ``d`` and their partial sums are added in chunk order, so every pass gives the same bits for
-any number of threads.
+cache, and no n-by-d temporary is ever allocated. Each chunk's products are BLAS calls —
+``gemv`` for ``X @ v`` and ``X' r``, ``syrk`` for a Hessian — with BLAS held to one thread
+(:func:`privatelr._threads.blas_one_thread`): the parallelism is over chunks, on the package's
+small pool (:mod:`privatelr._threads`; NumPy and BLAS release the GIL), so a busy machine makes
+no pass wait for BLAS's own threads. Only the derivatives of the loss are computed in a pass (one
+``exp`` a row); the objective's value (a ``log1p`` and an ``exp`` a row) is computed from the
+cached margins, with no pass over ``X``, when a line search asks for it — and Newton's method
+rarely does (:func:`privatelr.solver.newton` certifies most steps from the gradient). The
+chunks are fixed by ``n`` and ``d`` and their partial sums are added in chunk order, so every
+pass gives the same bits for any number of threads. ``benchmarks/bench_pass.py`` measures a
+pass against the floor, one BLAS read of ``X``.
 
 The Hessian ``X^T diag(a l''/n) X`` is formed in single precision per chunk (accumulated across
 chunks in double) when ``d`` is large enough for its ``n d^2`` flops to dominate. The Hessian
@@ -43,11 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import contextlib
-import threading
 from typing import Any
 
-from ._threads import PARALLEL_MIN_BYTES, map_chunks, sum_in_order
+from ._threads import PARALLEL_MIN_BYTES, blas_one_thread, map_chunks, sum_in_order
 from .losses import Loss
 from .progress import report_pass
 
@@ -58,49 +59,16 @@ HESSIAN_F32_MIN_D = 24
 HESSIAN_ROUND = 16
 HESSIAN_ROUND_BYTES = 32 * 2**20
 
-_BLAS: Any = None  # threadpoolctl's controller, once looked for (False: not installed)
-_BLAS_LOCK = threading.Lock()
-_BLAS_USERS: list[Any] = [0, None]  # passes inside the context, and the limit to restore after the last
 
-
-@contextlib.contextmanager
-def _blas_one_thread():
-    """BLAS on one thread for the duration (with threadpoolctl, when it is installed).
-
-    A large Hessian pass spreads its chunks over our pool, one ``gemm`` per chunk and thread.
-    Left multi-threaded, each of these small products would wait for BLAS's own threads, which
-    on a busy machine are often not running (measured at n = 1e6, d = 100 under load 4: 1.4 s
-    for a pass's chunk products with two BLAS threads, 0.26 s with one BLAS thread in each of two
-    pool threads). It also makes the single-precision products independent of BLAS's thread
-    count. Reference-counted, so that concurrent fits restore the limit only after the last.
-    """
-    global _BLAS
-    if _BLAS is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _BLAS = ThreadpoolController().select(user_api="blas")
-        except Exception:  # not installed (an optional speed-up), or no BLAS found
-            _BLAS = False
-    if _BLAS is False:
-        yield
-        return
-    with _BLAS_LOCK:
-        if _BLAS_USERS[0] == 0:
-            _BLAS_USERS[1] = _BLAS.limit(limits=1)
-        _BLAS_USERS[0] += 1
-    try:
-        yield
-    finally:
-        with _BLAS_LOCK:
-            _BLAS_USERS[0] -= 1
-            if _BLAS_USERS[0] == 0:
-                _BLAS_USERS[1].restore_original_limits()
-                _BLAS_USERS[1] = None
-
-
-def loss_terms(loss, m, second: bool):
+def loss_terms(loss, m, second: bool, value: bool = True):
     """``(value, derivative, second derivative or None)`` of ``loss`` at the margins ``m`` (the
-    loss's fused ``terms`` when it has one)."""
+    loss's fused ``terms`` when it has one); with ``value=False`` the value is None and only
+    the derivatives are computed (the loss's fused ``derivatives`` when it has one)."""
+    if not value:
+        fused = getattr(loss, "derivatives", None)
+        if fused is not None:
+            return (None, *fused(m, second))
+        return None, loss.derivative(m), (loss.second_derivative(m) if second else None)
     terms = getattr(loss, "terms", None)
     if terms is not None:
         return terms(m, second)
@@ -116,6 +84,13 @@ def objective_value(lv, weights, n: int, lambda_: float, w, linear) -> tuple[flo
     data = (np.einsum("i,i->", lv, weights) if weights is not None else lv.sum()) / n
     ridge, lin = 0.5 * lambda_ * (w @ w), linear @ w
     return float(data + ridge + lin), float(abs(data) + ridge + abs(lin))
+
+
+def _borrowed(a, m) -> bool:
+    """Whether a loss's output ``a`` may not be overwritten: not a float64 array of its own
+    (a view of the margins ``m``, or another dtype)."""
+    return (not isinstance(a, np.ndarray) or a.dtype != np.float64 or not a.flags.writeable
+            or np.may_share_memory(a, m))
 
 
 class ERMObjective:
@@ -190,23 +165,43 @@ class ERMObjective:
         return sub
 
     # -- elementwise pieces ----------------------------------------------------------------
-    def _terms(self, m, second):
-        return loss_terms(self.loss, m, second)
+    def _terms(self, m, second, value: bool = True):
+        return loss_terms(self.loss, m, second, value)
 
     def _value_from(self, w, lv):
         value, self.value_scale = objective_value(lv, self.weights, self.n, self.lambda_, w,
                                                   self.linear)
         return value
 
-    def _scaled(self, d1, d2, rows):
-        """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``."""
-        r = self.y[rows] * d1
+    def _values(self, m):
+        """The per-row losses at the margins ``m`` (no pass over ``X``: O(n) arithmetic, in
+        the passes' fixed chunks, on the pool when ``n`` is large)."""
+        lv = np.empty(self.n)
+        step = max(self.chunk, 65536)
+
+        def work(k):
+            rows = slice(k * step, min((k + 1) * step, self.n))
+            lv[rows] = self.loss.value(m[rows])
+
+        map_chunks(-(-self.n // step), work)  # 65,536-row chunks: one inline below that
+        return lv
+
+    def _scaled(self, d1, d2, rows, m):
+        """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``.
+        The loss's arrays are reused for them when they are its own float64 arrays (not views
+        of the margins ``m``, as a user's loss might return)."""
+        r = d1 * self.y[rows] if _borrowed(d1, m) else np.multiply(d1, self.y[rows], out=d1)
         if self.weights is not None:
             r *= self.weights[rows]
             if d2 is not None:
                 d2 = d2 * self.weights[rows]
+        elif d2 is not None and _borrowed(d2, m):
+            d2 = d2.astype(np.float64)
         r /= self.n
-        return r, (None if d2 is None else np.sqrt(d2 / self.n))
+        if d2 is None:
+            return r, None
+        d2 /= self.n
+        return r, np.sqrt(d2, out=d2)
 
     def _chunk_hessian(self, Xc, sq, k: int):
         """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature);
@@ -223,7 +218,7 @@ class ERMObjective:
             Xs *= sq.astype(np.float32)[:, None]
         else:
             Xs = Xc * sq[:, None]
-        return Xs.T @ Xs
+        return Xs.T @ Xs  # NumPy calls BLAS syrk for a product with its own transpose
 
     def _finish(self, w, g, H):
         g += self.lambda_ * w + self.linear
@@ -234,6 +229,9 @@ class ERMObjective:
     # -- margins -----------------------------------------------------------------------
     def _cached_margins(self, w):
         if self._w is not None and np.array_equal(w, self._w):
+            return self._m
+        if self._ahead is not None and np.array_equal(w, self._ahead[0]):
+            self._w, self._m = self._ahead[0], self._ahead[1]
             return self._m
         if self._candidate is not None and np.array_equal(w, self._candidate[0]):
             self._w, self._m = self._candidate
@@ -246,60 +244,77 @@ class ERMObjective:
     def _margins(self, w):
         m = self._cached_margins(w)
         if m is None:
+            w = np.array(w, dtype=float)
+            m = np.empty(self.n)
+
+            def work(k):
+                rows = slice(k * self.chunk, min((k + 1) * self.chunk, self.n))
+                mc = m[rows]
+                np.matmul(self.X[rows], w, out=mc)
+                mc *= self.y[rows]
+
+            with blas_one_thread():
+                map_chunks(-(-self.n // self.chunk), work, self.X.nbytes >= PARALLEL_MIN_BYTES)
+            if self._yo is not None:
+                m += self._yo
             self.passes += 1
             report_pass(self._share)
             self.work["gradient"] += self._share
-            self._w, self._m = w.copy(), self.y * np.einsum("ij,j->i", self.X, w)
-            if self._yo is not None:
-                self._m += self._yo
-            m = self._m
+            self._w, self._m = w, m
         return m
 
-    def _sweep(self, m, w, step, hessian, stride: int = 1):
+    def _sweep(self, m, w, step, hessian, stride: int = 1, value: bool = True, cubes=None):
         """One pass over the rows: loss terms, gradient and (optionally) Hessian at a point.
 
         The point's margins are ``m`` when given; else ``m + y * (X @ step)`` along a line (the
         increment is returned); else ``y * (X @ w)``, computed chunk by chunk in the same pass.
-        Returns ``(margins, increment_or_None, loss_values, data_gradient, data_hessian)``;
-        gradient and Hessian are accumulated in double precision.
+        Returns ``(margins, increment_or_None, loss_values_or_None, data_gradient,
+        data_hessian)``; the per-row losses only with ``value`` (the gradient and Hessian need
+        only the loss's derivatives, which cost one ``exp`` a row against two transcendental
+        functions with the value). Gradient and Hessian are accumulated in double precision.
+        Along a line, ``cubes`` (one slot per chunk) receives each chunk's
+        ``sum a_i |u_i|^3`` of the increments ``u`` (:meth:`line`'s step certificate).
 
-        Deterministic whatever the number of threads: the chunk boundaries depend on ``n`` and
-        ``d`` only, each chunk yields its own partial gradient, and the partials are added in
-        chunk order on the calling thread (:func:`privatelr._threads.sum_in_order`) — the same
-        association as the one-thread loop, so 1, 2 or 8 threads give the same bits. Large passes
-        run the chunks on a small thread pool: NumPy releases the GIL in its loops, so the
-        workers overlap one chunk's elementwise loss arithmetic with another's memory reads.
-        With a Hessian, the pool computes up to ``HESSIAN_ROUND`` chunks' partial gradients and
-        Hessians at a time, with BLAS on one thread, and the calling thread adds them to running
-        totals in chunk order: at most that many d-by-d partials are kept (32 MB).
+        Each chunk's products are BLAS calls (``gemv`` for ``X @ v`` and ``X' r``, ``syrk`` for
+        the Hessian) with BLAS held to one thread (:func:`privatelr._threads.blas_one_thread`):
+        the parallelism is over chunks, on the package's pool. Deterministic whatever the number
+        of threads: the chunk boundaries depend on ``n`` and ``d`` only, each chunk yields its
+        own partial gradient (its own single-threaded BLAS calls, whose result depends only on
+        the chunk), and the partials are added in chunk order on the calling thread
+        (:func:`privatelr._threads.sum_in_order`) — the same association as the one-thread loop,
+        so 1, 2 or 8 threads give the same bits. With a Hessian, the pool computes up to
+        ``HESSIAN_ROUND`` chunks' partial gradients and Hessians at a time, and the calling
+        thread adds them to running totals in chunk order: at most that many d-by-d partials
+        are kept (32 MB).
         """
         n = self.n
         along = step is not None
         fresh = m is None and not along
-        vec = step if along else w
+        vec = np.ascontiguousarray(step if along else w, dtype=np.float64)
         out = np.empty(n) if (along or fresh) else m
         u = np.empty(n) if along else None
-        lv = np.empty(n)
+        lv = np.empty(n) if value else None
         count = -(-n // self.chunk)
         parallel = self.X.nbytes >= PARALLEL_MIN_BYTES
-        if hessian:
-            g = np.zeros(self.d)
-            H = np.zeros((self.d, self.d))
-            with _blas_one_thread() if parallel else contextlib.nullcontext():
+        with blas_one_thread():
+            if hessian:
+                g = np.zeros(self.d)
+                H = np.zeros((self.d, self.d))
                 rounds = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
                 for first in range(0, count, rounds):
                     parts = map_chunks(min(rounds, count - first),
                                        lambda j, first=first: self._chunk(  # type: ignore[misc]
-                                           first + j, m, vec, out, u, lv, True, stride),
+                                           first + j, m, vec, out, u, lv, True, stride, cubes),
                                        parallel)
                     for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
                         g += gk
                         if Hk is not None:
                             H += Hk
-        else:
-            g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, u, lv, False),
-                                        parallel))
-            H = None
+            else:
+                g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, u, lv,
+                                                                         False, 1, cubes),
+                                            parallel))
+                H = None
         self.passes += 1
         report_pass(self._share)
         if hessian:  # a strided Hessian costs a gradient pass and 1/k of the Hessian's extra
@@ -309,44 +324,71 @@ class ERMObjective:
             self.work["gradient"] += self._share
         return out, u, lv, g, H
 
-    def _chunk(self, k, m, vec, out, u, lv, hessian, stride: int = 1):
+    def _chunk(self, k, m, vec, out, u, lv, hessian, stride: int = 1, cubes=None):
         """The body of :meth:`_sweep` for chunk ``k``: fills its rows of ``out``, ``u`` and
         ``lv`` and returns its partial gradient (with ``hessian``: and its partial Hessian)."""
         rows = slice(k * self.chunk, min((k + 1) * self.chunk, self.n))
         Xc = self.X[rows]
         if u is not None:
-            u[rows] = self.y[rows] * np.einsum("ij,j->i", Xc, vec)
-            out[rows] = m[rows] + u[rows]
+            uc = u[rows]
+            np.matmul(Xc, vec, out=uc)
+            uc *= self.y[rows]
+            np.add(m[rows], uc, out=out[rows])
+            if cubes is not None:
+                au = np.abs(uc)
+                sq = au * au
+                if self.weights is not None:
+                    sq *= self.weights[rows]
+                cubes[k] = sq @ au
         elif out is not m:
-            out[rows] = self.y[rows] * np.einsum("ij,j->i", Xc, vec)
+            oc = out[rows]
+            np.matmul(Xc, vec, out=oc)
+            oc *= self.y[rows]
             if self._yo is not None:
-                out[rows] += self._yo[rows]
-        lv[rows], d1, d2 = self._terms(out[rows], hessian)
-        r, sq = self._scaled(d1, d2, rows)
-        gk = np.einsum("ij,i->j", Xc, r)
+                oc += self._yo[rows]
+        values, d1, d2 = self._terms(out[rows], hessian, lv is not None)
+        if lv is not None:
+            lv[rows] = values
+        r, sq = self._scaled(d1, d2, rows, out)
+        gk = r @ Xc
         return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
-    def value(self, w) -> float:
-        return self._value_from(w, self._terms(self._margins(w), False)[0])
+    #: :meth:`evaluate` and :meth:`line` can skip the objective's value (``value=False``);
+    #: :meth:`value` then computes it from the cached margins, with no pass over ``X``
+    lazy_value = True
 
-    def evaluate(self, w, hessian: bool = True, stride: int = 1):
+    def value(self, w) -> float:
+        """``J(w)``: from the margins when they are cached (the point of the last evaluation or
+        line search; O(n) arithmetic, no pass over ``X``), else one margins pass first."""
+        ahead = self._ahead
+        if ahead is not None and ahead[2] is not None and np.array_equal(w, ahead[0]):
+            return ahead[2]
+        w = np.asarray(w, dtype=float)
+        f = self._value_from(w, self._values(self._margins(w)))
+        if ahead is not None and np.array_equal(w, ahead[0]):
+            self._ahead = (ahead[0], ahead[1], f, ahead[3], ahead[4])
+        return f
+
+    def evaluate(self, w, hessian: bool = True, stride: int = 1, value: bool = True):
         """Return ``(value, gradient, hessian_or_None)`` at ``w``.
 
         Costs one pass over ``X`` (margins, when not cached, are computed in the same pass);
         nothing when the last line search already prepared this point. With ``stride`` ``k >
         1`` the Hessian is a model: that of every ``k``-th row of each chunk, scaled by ``k``
-        (value and gradient stay exact), for ``1/k`` of the Hessian's flops.
+        (value and gradient stay exact), for ``1/k`` of the Hessian's flops. With
+        ``value=False`` the value is None (not computed; :meth:`value` gives it later).
         """
         ahead = self._ahead
         if ahead is not None and np.array_equal(w, ahead[0]) and (ahead[4] is not None or not hessian):
             self._w, self._m = ahead[0], ahead[1]
-            return ahead[2], ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
+            f = self.value(ahead[0]) if value else ahead[2]
+            return f, ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
         w = np.array(w, dtype=float)
         m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
-                                     max(1, int(stride)))
+                                     max(1, int(stride)), value)
         self._w, self._m = w, m
-        return (self._value_from(w, lv), *self._finish(w, g, H))
+        return (self._value_from(w, lv) if value else None, *self._finish(w, g, H))
 
     def information(self, w) -> np.ndarray:
         r"""The data term's Hessian :math:`\frac1n\sum_i a_i\ell''(y_ix_i^\top w)x_ix_i^\top` at
@@ -355,7 +397,7 @@ class ERMObjective:
         w = np.array(w, dtype=float)
         f32, self._f32 = self._f32, False
         try:
-            _, _, _, _, H = self._sweep(self._cached_margins(w), w, None, True)
+            _, _, _, _, H = self._sweep(self._cached_margins(w), w, None, True, value=False)
         finally:
             self._f32 = f32
         return H
@@ -366,22 +408,30 @@ class ERMObjective:
         One fused pass over ``X`` computes ``u = y * (X @ p)`` and, speculatively, the gradient
         (and the Hessian when ``hessian``) at the full step ``w + p``, which Newton's method
         accepts in nearly every iteration; :meth:`evaluate` then returns them without a pass.
-        Every ``phi(t)`` costs O(n) vector arithmetic and no pass.
+        ``phi.gradient`` is that gradient, and for a loss with a ``third_derivative_bound``
+        ``c3``, ``phi.third = c3 (1/n) sum a_i |u_i|^3`` bounds the third derivative of ``phi`` on
+        the line (from the same pass), so that the solver can certify the step's decrease without
+        the objective's value (:func:`privatelr.solver.newton`). Every ``phi(t)`` costs O(n)
+        arithmetic and no pass.
         """
         m = self._margins(w)
         w1 = w + 1.0 * p
-        m1, u, lv, g, H = self._sweep(m, w, p, hessian)
-        f1 = self._value_from(w1, lv)
+        bound = getattr(self.loss, "third_derivative_bound", None)
+        cubes = None if bound is None else np.zeros(-(-self.n // self.chunk))
+        m1, u, _, g, H = self._sweep(m, w, p, hessian, value=False, cubes=cubes)
         g, H = self._finish(w1, g, H)
-        self._ahead = (w1, m1, f1, g, H)
+        self._ahead = (w1, m1, None, g, H)
 
         def phi(t: float) -> float:
             if t == 1.0:
                 self._candidate = (w1, m1)
-                return f1
+                return self.value(w1)
             wt = w + t * p
             mt = m + t * u
             self._candidate = (wt, mt)
-            return self._value_from(wt, self._terms(mt, False)[0])
+            return self._value_from(wt, self._values(mt))
 
+        phi.gradient = g  # type: ignore[attr-defined]
+        if bound is not None and cubes is not None:  # phi''' on [0, 1] is at most this in size
+            phi.third = float(bound) * float(cubes.sum()) / self.n  # type: ignore[attr-defined]
         return phi

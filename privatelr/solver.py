@@ -18,7 +18,10 @@ Two methods:
   :func:`minimize` warm-starts large problems on a strided subsample; the full data's first
   pass adds the Hessian of every fourth row, the model Hessian then kept while each step cuts
   the gradient at least ``1/_MODEL_RATIO``-fold; on n = 1e6, d = 100 the full data then need 6
-  steps, each one pass.
+  steps, each one pass. A full step is accepted without the objective's value when the line
+  pass's gradient certifies Armijo's decrease (:func:`_accept_on_gradient`: the trapezoid rule
+  with a bound on the third derivative along the line); the values, which cost as much as the
+  rest of a pass at small ``d``, are computed only when that certificate fails.
 * :func:`lbfgs` — SciPy's L-BFGS-B for large ``d`` where an ``n d^2`` Hessian pass costs too much.
 
 Both stop when the infinity norm of the gradient falls below ``gtol`` times its value at the
@@ -34,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+
+from ._threads import blas_one_thread
 
 __all__ = ["SolverReport", "newton", "lbfgs", "minimize"]
 
@@ -120,6 +125,53 @@ def _secant_update(H, s, y):
 _STEP_CAP = 1e6
 
 
+#: A full step is accepted without the objective's value when it cuts the gradient's max-norm
+#: at least this much and its decrease is certified (see :func:`_accept_on_gradient`)
+_ACCEPT_RATIO = 0.5
+_ARMIJO = 1e-4
+
+
+def _accept_on_gradient(phi, p, slope: float, gnorm: float) -> bool:
+    r"""Whether the full step ``p`` passes Armijo's test, certified without the objective's value.
+
+    Objectives whose line pass prepares the gradient at the full step (``phi.gradient``) and
+    bounds the third derivative of :math:`\phi(t) = J(w + t p)` on ``[0, 1]`` (``phi.third``,
+    from the loss's ``third_derivative_bound``) let the solver skip the value there, which costs
+    as much as the rest of a pass at small ``d`` (a logarithm and an exponential a row). The
+    trapezoid rule with its remainder gives, for some :math:`\xi \in [0, 1]`,
+
+    .. math:: \phi(1) - \phi(0) = \tfrac12(\phi'(0) + \phi'(1)) - \tfrac1{12}\phi^{(3)}(\xi)
+              \le \tfrac12\,(\mathrm{slope} + g(w + p)^\top p) + \tfrac1{12}\,\mathrm{third},
+
+    so when that bound is at most ``_ARMIJO * slope``, Armijo's sufficient decrease holds exactly
+    as if the values had been compared. The step must also cut the gradient's max-norm at least
+    ``1/_ACCEPT_RATIO``-fold: near the floor of floating-point rounding (no such progress) the
+    values decide, with the working-precision rule of :func:`_backtrack`.
+    """
+    g1, third = getattr(phi, "gradient", None), getattr(phi, "third", None)
+    if g1 is None or third is None:
+        return False
+    g1n = float(np.abs(g1).max())
+    bound = 0.5 * (slope + float(g1 @ p)) + third / 12.0
+    return bool(g1n <= _ACCEPT_RATIO * gnorm and bound <= _ARMIJO * slope)
+
+
+def _evaluate(objective, x, hessian: bool, stride: int = 1):
+    """``objective.evaluate`` without the value when the objective can skip it (``lazy_value``:
+    the value is then None, and :func:`_value` computes it when a line search needs it)."""
+    kw = {"value": False} if getattr(objective, "lazy_value", False) else {}
+    if stride > 1:
+        return objective.evaluate(x, hessian, stride, **kw)
+    return objective.evaluate(x, hessian, **kw)
+
+
+def _value(objective, x, f, counts: dict) -> float:
+    if f is None:
+        counts["function"] += 1
+        f = float(objective.value(x))
+    return f
+
+
 def _backtrack(phi, objective, f: float, slope: float, counts: dict):
     """Armijo backtracking along a Newton direction: ``(t, tiny)``, ``t`` None when no
     decrease was found down to ``t = 1e-12``. The decrease Newton predicts, ``-slope/2``, may
@@ -128,7 +180,7 @@ def _backtrack(phi, objective, f: float, slope: float, counts: dict):
     t, f_new = 1.0, phi(1.0)
     counts["function"] += 1
     tiny = -slope <= 8 * _EPS * max(abs(f), getattr(objective, "value_scale", 0.0), 1e-300)
-    while not tiny and not (f_new <= f + 1e-4 * t * slope):
+    while not tiny and not (f_new <= f + _ARMIJO * t * slope):
         t *= 0.5
         if t < 1e-12:
             return None, tiny
@@ -139,7 +191,7 @@ def _backtrack(phi, objective, f: float, slope: float, counts: dict):
 
 def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
            grad_ref: float | None = None, hessian0=None, stride: int = 1,
-           exact: bool = False) -> SolverReport:
+           exact: bool = False, value: bool = True) -> SolverReport:
     """Minimise a strongly convex objective by damped Newton steps.
 
     Parameters
@@ -166,6 +218,10 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         Above 1 (objectives with ``strided_hessian``), the model Hessian is instead the Hessian
         of every ``stride``-th row at ``x0``, computed in the first gradient pass
         (``objective.evaluate(x0, True, stride)``) and kept like ``hessian0``.
+    value : bool
+        Report the objective's value at the solution (``False``: ``nan``, and for objectives
+        with ``lazy_value`` the O(n) arithmetic it costs is saved; a private fit releases no
+        value).
 
     Returns
     -------
@@ -173,12 +229,13 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
     """
     x = np.array(x0, dtype=float)
     modelled = hessian0 is not None or stride > 1  # the first Hessian is a model
-    counts = {"function": 1, "gradient": 1, "hessian": int(not modelled)}
+    counts = {"function": 0, "gradient": 1, "hessian": int(not modelled)}
     if stride > 1:
-        f, g, H = objective.evaluate(x, True, stride)
+        f, g, H = _evaluate(objective, x, True, stride)
     else:
-        f, g, H = objective.evaluate(x, hessian0 is None)
+        f, g, H = _evaluate(objective, x, hessian0 is None)
         H = H if hessian0 is None else hessian0
+    counts["function"] += f is not None
     gnorm = float(np.abs(g).max())
     gref = gnorm if grad_ref is None else float(grad_ref)
     tol = _tolerance(gref, gtol)
@@ -186,6 +243,7 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
     slow = _MODEL_RATIO if modelled else _REUSE_RATIO
     for it in range(maxiter + 1):
         if gnorm <= tol:
+            f = _value(objective, x, f, counts) if value else float("nan")
             return replace(_report(objective, x, f, gnorm, it, counts, 0,
                                    f"converged: gradient {gnorm:.3g} <= tolerance {tol:.3g}",
                                    "newton", gref), hessian=H)
@@ -210,7 +268,12 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         # Prefetch the Hessian at the full step in the line-search pass only while convergence
         # is slow; in the fast phase the current Hessian is kept (lazy Newton).
         prefetch = last_ratio >= slow or exact
-        t, tiny = _backtrack(objective.line(x, p, prefetch), objective, f, slope, counts)
+        phi = objective.line(x, p, prefetch)
+        if _accept_on_gradient(phi, p, slope, gnorm):
+            t, tiny = 1.0, False
+        else:
+            f = _value(objective, x, f, counts)
+            t, tiny = _backtrack(phi, objective, f, slope, counts)
         if t is None:
             return _report(objective, x, f, gnorm, it, counts, 52,
                            "line search failed: no decrease along the Newton direction "
@@ -218,24 +281,26 @@ def newton(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
         step = t * p
         x = x + step
         fresh = prefetch and t == 1.0
-        f, g_new, H_new = objective.evaluate(x, fresh)
+        f, g_new, H_new = _evaluate(objective, x, fresh)
         counts["gradient"] += 1
         g_new_norm = float(np.abs(g_new).max())
         if fresh:
             H = H_new
             counts["hessian"] += 1
         elif t < 1.0 or g_new_norm >= slow * gnorm:
-            H = objective.evaluate(x, True)[2]  # slow progress: refresh the Hessian
+            H = _evaluate(objective, x, True)[2]  # slow progress: refresh the Hessian
             counts["hessian"] += 1
         else:
             H = _secant_update(H, step, g_new - g)
         last_ratio = g_new_norm / gnorm if gnorm > 0 else 0.0
         g, gnorm = g_new, g_new_norm
         if tiny and last_ratio > 0.5 and gnorm > tol:
+            f = _value(objective, x, f, counts) if value else float("nan")
             return _report(objective, x, f, gnorm, it + 1, counts, 0,
                            "converged to working precision: Newton's predicted decrease is below "
                            f"the rounding of the objective (gradient {gnorm:.3g}, relative target "
                            f"{tol:.3g})", "newton", gref)
+    f = _value(objective, x, f, counts) if value else float("nan")
     return _report(objective, x, f, gnorm, maxiter, counts, 1,
                    f"iteration limit {maxiter} reached: gradient {gnorm:.3g} > tolerance {tol:.3g}",
                    "newton", gref)
@@ -283,83 +348,155 @@ def lbfgs(objective, x0, *, gtol: float = 1e-10, maxiter: int = 15000,
     return _report(objective, x, f, gn, nit, counts, code, msg, "lbfgs", g0n)
 
 
-def hessian_free(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200) -> SolverReport:
+def hessian_free(objective, x0, *, gtol: float = 1e-10, maxiter: int = 200,
+                 value: bool = True) -> SolverReport:
     """Newton's method without forming the Hessian (Newton–CG): each step solves
     :math:`H p = -g` by conjugate gradients on Hessian-vector products (``objective.hessp``),
     then the same backtracking line search as :func:`newton` — and, as there, the full step
     unchecked once the decrease it predicts is below the rounding of ``J`` (quadratic model
     exact to working precision). Stops at the same relative gradient (max-norm). Memory O(d)
-    beyond the data."""
-    from scipy.sparse.linalg import LinearOperator, cg
+    beyond the data. Steps are accepted on the certificate of :func:`_accept_on_gradient` when
+    the objective offers it (no value computed), as in :func:`newton`.
 
+    What a step costs is its Hessian-vector products (two products with the data each), so:
+    CG is preconditioned by the Hessian's diagonal when the objective offers it
+    (``hessian_diagonal``: one more product; on ``bench_sparse``'s design 8 products instead of
+    13, the intercept's curvature being thousands of times the others'); each step is solved
+    only as far as the stopping test needs (the forcing term never asks for more than half the
+    remaining way to the tolerance); and objectives that return the products' margins with
+    them (``hessp_and_increment``) get the line search's ``X p`` from CG's own products, with no
+    further product (``line(..., increment=)``)."""
     x = np.array(x0, dtype=float)
     d = x.size
-    counts = {"function": 1, "gradient": 1, "hessian": 0}
-    f, g, _ = objective.evaluate(x, False)
+    counts = {"function": 0, "gradient": 1, "hessian": 0}
+    f, g, _ = _evaluate(objective, x, False)
+    counts["function"] += f is not None
     gnorm = float(np.abs(g).max())
     tol = _tolerance(gnorm, gtol)
     gref = gnorm
     for it in range(maxiter + 1):
         if gnorm <= tol:
+            f = _value(objective, x, f, counts) if value else float("nan")
             return _report(objective, x, f, gnorm, it, counts, 0,
                            f"converged: gradient {gnorm:.3g} <= tolerance {tol:.3g}",
                            "hessian-free", gref)
         if it == maxiter:
             break
 
-        def mv(v, x=x):
-            counts["hessian"] += 1
-            return objective.hessp(x, v)
-
-        H = LinearOperator((d, d), matvec=mv, dtype=float)
-        # forcing term: solve to a relative residual that shrinks with the gradient (superlinear)
+        # forcing term: solve to a relative residual that shrinks with the gradient
+        # (superlinear), but never further than the stopping test needs
         rtol = min(0.5, float(np.sqrt(gnorm / max(gref, 1e-300))), 1e-2 if it else 0.5)
-        p, _ = cg(H, -g, rtol=max(rtol, 1e-14), maxiter=10 * d)
+        rtol = max(rtol, min(0.5, 0.5 * tol / gnorm), 1e-14)
+        p, u = _cg(objective, x, g, rtol, 10 * d, counts)
         slope = float(g @ p)
         if not slope < 0:
-            p, slope = -g, -float(g @ g)
-        t, tiny = _backtrack(objective.line(x, p, False), objective, f, slope, counts)
+            p, slope, u = -g, -float(g @ g), None
+        phi = objective.line(x, p, False) if u is None else objective.line(x, p, False,
+                                                                           increment=u)
+        if _accept_on_gradient(phi, p, slope, gnorm):
+            t, tiny = 1.0, False
+        else:
+            f = _value(objective, x, f, counts)
+            t, tiny = _backtrack(phi, objective, f, slope, counts)
         if t is None:
+            f = _value(objective, x, f, counts)
             return _report(objective, x, f, gnorm, it, counts, 52,
                            "line search failed: no decrease along the Newton-CG direction "
                            f"(gradient {gnorm:.3g}, tolerance {tol:.3g})", "hessian-free", gref)
         x = x + t * p
-        f, g, _ = objective.evaluate(x, False)
+        f, g, _ = _evaluate(objective, x, False)
         counts["gradient"] += 1
         new = float(np.abs(g).max())
         if tiny and new > 0.5 * gnorm and new > tol:
+            f = _value(objective, x, f, counts) if value else float("nan")
             return _report(objective, x, f, new, it + 1, counts, 0,
                            "converged to working precision: the predicted decrease is below the "
                            f"rounding of the objective (gradient {new:.3g}, relative target "
                            f"{tol:.3g})", "hessian-free", gref)
         gnorm = new
+    f = _value(objective, x, f, counts) if value else float("nan")
     return _report(objective, x, f, gnorm, maxiter, counts, 1,
                    f"iteration limit {maxiter} reached: gradient {gnorm:.3g} > tolerance {tol:.3g}",
                    "hessian-free", gref)
 
 
+def _cg(objective, x, g, rtol: float, maxiter: int, counts: dict):
+    """``(p, u)``: conjugate gradients for ``H p = -g`` at ``x`` to a relative residual
+    ``rtol`` (2-norm), preconditioned by ``objective.hessian_diagonal(x)`` when offered; ``u``
+    the margins' increment of ``p`` accumulated from the products (``hessp_and_increment``),
+    else None."""
+    diag = getattr(objective, "hessian_diagonal", None)
+    inv = None
+    if diag is not None:
+        dg = np.asarray(diag(x), dtype=float)
+        inv = np.where(dg > 0, 1.0 / np.where(dg > 0, dg, 1.0), 1.0)
+    product = getattr(objective, "hessp_and_increment", None)
+    p = np.zeros_like(g)
+    u = None
+    r = -g
+    z = r * inv if inv is not None else r
+    direction = z.copy()
+    rz = float(r @ z)
+    stop = rtol * float(np.linalg.norm(g))
+    for _ in range(maxiter):
+        if not float(np.linalg.norm(r)) > stop:
+            break
+        counts["hessian"] += 1
+        if product is not None:
+            Hd, ud = product(x, direction)
+        else:
+            Hd, ud = objective.hessp(x, direction), None
+        curv = float(direction @ Hd)
+        if not curv > 0:            # no curvature left (rounding): keep what was found
+            break
+        alpha = rz / curv
+        p += alpha * direction
+        if ud is not None:
+            u = alpha * ud if u is None else u + alpha * ud
+        r = r - alpha * Hd
+        z = r * inv if inv is not None else r
+        rz_new = float(r @ z)
+        direction = z + (rz_new / rz) * direction
+        rz = rz_new
+    return p, (u if product is not None and u is not None else None)
+
+
 def minimize(objective, x0, *, method: str = "auto", gtol: float = 1e-10,
              maxiter: int | None = None, newton_max_d: int = 1000,
-             warm_start: bool = True) -> SolverReport:
+             warm_start: bool = True, value: bool = True) -> SolverReport:
     """Dispatch to :func:`newton` (``d <= newton_max_d`` under ``"auto"``), above it to
     :func:`hessian_free` when the objective offers Hessian-vector products (sparse designs),
-    else :func:`lbfgs`."""
+    else :func:`lbfgs`.
+
+    Every BLAS call of the solve runs on one BLAS thread
+    (:func:`privatelr._threads.blas_one_thread`; the objectives' passes spread their chunks over
+    the package's pool instead), so a fit on a busy machine waits for no BLAS thread, and the
+    bits do not depend on BLAS's thread count. ``value=False``: the report's ``value`` is
+    ``nan`` when computing it would cost arithmetic over the rows (Newton's method).
+    """
+    with blas_one_thread():
+        return _minimize(objective, x0, method=method, gtol=gtol, maxiter=maxiter,
+                         newton_max_d=newton_max_d, warm_start=warm_start, value=value)
+
+
+def _minimize(objective, x0, *, method, gtol, maxiter, newton_max_d, warm_start, value):
     d = np.size(x0)
     if method == "auto":
         method = "newton" if d <= newton_max_d else (
             "hessian-free" if getattr(objective, "hessp", None) is not None else "lbfgs")
     if method == "hessian-free":
-        return hessian_free(objective, x0, gtol=gtol, maxiter=maxiter or 200)
+        return hessian_free(objective, x0, gtol=gtol, maxiter=maxiter or 200, value=value)
     if method == "newton":
         if warm_start:
-            return _newton_warm(objective, x0, gtol=gtol, maxiter=maxiter or 200)
-        return newton(objective, x0, gtol=gtol, maxiter=maxiter or 200)
+            return _newton_warm(objective, x0, gtol=gtol, maxiter=maxiter or 200, value=value)
+        return newton(objective, x0, gtol=gtol, maxiter=maxiter or 200, value=value)
     if method == "lbfgs":
         return lbfgs(objective, x0, gtol=gtol, maxiter=maxiter or 15000)
     raise ValueError(f"solver must be 'auto', 'newton' or 'lbfgs', got {method!r}")
 
 
-def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0) -> SolverReport:
+def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0,
+                 value: bool = True) -> SolverReport:
     """Newton's method warm-started on nested strided subsamples.
 
     Newton's early iterations only travel towards the optimum, so they are taken on a
@@ -380,7 +517,7 @@ def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0) ->
     if (hasattr(objective, "subsample") and n >= _WARM_MIN_N
             and n >= _WARM_FACTOR * _WARM_ROWS * d):
         coarse = _newton_warm(objective.subsample(n // _WARM_FACTOR), x0, gtol=_COARSE_GTOL,
-                              maxiter=maxiter, depth=depth + 1)
+                              maxiter=maxiter, depth=depth + 1, value=False)
         if coarse.convergence == 0 and np.isfinite(coarse.x).all():
             model: dict[str, Any]
             if getattr(objective, "hessian_in_pass", False):
@@ -390,13 +527,13 @@ def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0) ->
             else:
                 model = dict(hessian0=coarse.hessian)
             full = newton(objective, coarse.x, gtol=gtol, maxiter=maxiter,
-                          grad_ref=coarse.grad_ref, **model)
+                          grad_ref=coarse.grad_ref, value=value, **model)
             levels = 1 + coarse.levels
             if depth == 0:
                 full = replace(full, message=full.message + f" (warm start: {levels} nested "
                                f"1/{_WARM_FACTOR} strided subsample(s))")
             return replace(full, levels=levels)
-    return newton(objective, x0, gtol=gtol, maxiter=maxiter)
+    return newton(objective, x0, gtol=gtol, maxiter=maxiter, value=value)
 
 
 def _report(objective, x, f, gnorm, it, counts, code, message, method,

@@ -32,16 +32,19 @@ def as_rows(X, y=None, weights=None, weights_bound: float | None = None, codes=N
 
 
 def frame_rows(spec, data, *, weights: str | None = None,
-               weights_bound: float | None = None) -> FrameRows:
+               weights_bound: float | None = None, scan_map=None) -> FrameRows:
     """The raw design rows and 0/1 responses of a data frame under ``spec`` (see
-    :func:`privatelr.rows.array_frame_rows`); a Dask DataFrame partition by partition."""
+    :func:`privatelr.rows.array_frame_rows`); a Dask DataFrame partition by partition.
+    ``scan_map``: on Dask data, the public map the rows will be ``mapped`` by (the same
+    function object), so that a streamed fit's first read scans the rows the fit will see."""
     if is_dask(data):
         from .dask import design_rows
 
         if spec.sparse:
             raise ValueError("sparse=True is for data in memory; on Dask data the design is "
                              "built partition by partition (drop sparse=)")
-        return design_rows(spec, data, weights=weights, weights_bound=weights_bound)
+        return design_rows(spec, data, weights=weights, weights_bound=weights_bound,
+                           scan_map=scan_map)
     rows_class: type | None = None
     if spec.sparse:
         from .sparse import SparseRows as rows_class

@@ -59,6 +59,9 @@ __all__ = ["DaskRows", "DaskERMObjective", "keep_in_memory", "memory_budget", "P
            "partition_sum", "map_row_blocks", "compute_all", "dask_matrix", "dask_vector"]
 
 _SPLIT_EVERY = 8
+#: the stride of the warm start's subsample taken in a streamed fit's first pass: the solver's
+#: ``n // (n // 16)`` (:data:`privatelr.solver._WARM_FACTOR`) for every n it warm-starts
+_SUB_STRIDE = 16
 _UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
 
 
@@ -248,9 +251,11 @@ class DaskERMObjective:
     #: Hessian with every pass (:func:`privatelr.solver.newton`).
     hessian_in_pass = True
 
-    def __init__(self, X, aux, loss: Loss, lambda_: float, noise=None, *, n: int | None = None):
+    def __init__(self, X, aux, loss: Loss, lambda_: float, noise=None, *, n: int | None = None,
+                 sub: tuple | None = None):
         self.X = X
         self.aux = aux
+        self._sub = sub  # (X, aux) of every _SUB_STRIDE-th row of each partition, if taken
         self.loss = loss
         self.lambda_ = float(lambda_)
         self.n = int(X.shape[0]) if n is None else int(n)
@@ -265,12 +270,19 @@ class DaskERMObjective:
     def subsample(self, m: int) -> "DaskERMObjective":
         """The same objective on every ``k``-th row (``k = n // m``), persisted on the workers.
 
-        The rows are exactly those of :meth:`ERMObjective.subsample` (a global stride), so a
-        warm-started Dask fit follows the in-memory fit's path. Used only for a starting point.
+        The rows are those of :meth:`ERMObjective.subsample` (a global stride), so a
+        warm-started Dask fit follows the in-memory fit's path, and reading them is a pass
+        over the source of streamed rows. Streamed design rows instead come with every
+        ``_SUB_STRIDE``-th row of each partition, taken in the pass that counted them
+        (:func:`design_rows`), used when ``k`` is that stride: no pass, and a starting point
+        as good (the solution is the full data's either way). Used only for a starting point.
         """
         _, _ = _import_dask()
         k = max(1, self.n // max(1, int(m)))
-        Xs, auxs = self.X[::k], self.aux[::k]
+        if self._sub is not None and k == _SUB_STRIDE:
+            Xs, auxs = self._sub
+        else:
+            Xs, auxs = self.X[::k], self.aux[::k]
         Xs, auxs = _persist(Xs, auxs)
         sub = DaskERMObjective(Xs, auxs, self.loss, self.lambda_)
         sub.linear = self.linear.copy()
@@ -423,12 +435,18 @@ def _schema_frame(meta):
     return meta
 
 
-def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
-    """Raw design of one partition: ``(X, codes, weights, stats, fingerprint)``, rows with
-    missing values dropped: the design rows (C order, as
+def _dplr_block(part, spec, data_norm, weights_col=None, check=None, scan_map=None):
+    """Raw design of one partition: ``(X, codes, weights, stats, fingerprint, first)``, rows
+    with missing values dropped: the design rows (C order, as
     :meth:`~privatelr.design.DesignSpec.rows` builds them), the response's class codes (the
     binary 0/1 response is ``codes > 0``), the kept rows' weights (``None`` without
-    ``weights_col``) and :func:`_fingerprint` of the three.
+    ``weights_col``) and :func:`_fingerprint` of the three; ``first`` (the first pass only, else
+    None) is what a streamed fit's set-up needs besides the count, so that it reads the source
+    once: ``(scan row, every _SUB_STRIDE-th row's X, codes, weights)`` — the validation scan's
+    row of :func:`_scan_block` (binary response, covariates from the intercept's column on,
+    with the largest such norm appended) and the partition's share of the warm start's
+    subsample (:meth:`DaskERMObjective.subsample`). ``scan_map`` (a public map of the rows,
+    :meth:`DaskRows.mapped` later): the scan row is of the mapped rows.
 
     stats = [rows read, rows dropped, 0, positives, covariate rows above data_norm, largest
     squared covariate norm].
@@ -454,12 +472,28 @@ def _dplr_block(part, spec, data_norm, weights_col=None, check=None):
                 "re-read from the source in every pass, so keep the source unchanged until the "
                 "fit returns, or hold the rows in memory: "
                 "dask.config.set({'privatelr.persist': True})")
-        return X, y, w, None, fingerprint
-    norms = row_norms(X[:, int(spec.intercept):])
+        return X, y, w, None, fingerprint, None
+    start = int(spec.intercept)
+    norms = row_norms(X[:, start:])
     stats = np.array([len(frame), rows.n_dropped, 0, float((y > 0).sum()),
                       int((norms > data_norm * (1.0 + 5e-13)).sum()),
                       float(norms.max() ** 2) if norms.size else 0.0])
-    return X, y, w, stats, fingerprint
+    Xs = X if scan_map is None else np.ascontiguousarray(scan_map(X), dtype=np.float64)
+    scan = _scan_block(Xs, (y > 0).astype(np.float64), w, None, start)[0]
+    norms = norms if scan_map is None else row_norms(Xs[:, start:])
+    finite = norms[np.isfinite(norms)]
+    scan = np.append(scan, float(finite.max()) if finite.size else 0.0)
+    sub = (X[::_SUB_STRIDE].copy(), y[::_SUB_STRIDE].copy(),
+           None if w is None else w[::_SUB_STRIDE].copy())
+    return X, y, w, stats, fingerprint, (scan, *sub)
+
+
+def _first_pass(part, spec, weights_col=None, scan_map=None):
+    """A streamed fit's one read of a partition for its set-up: ``(stats, fingerprint, first)``
+    of :func:`_dplr_block` without the rows themselves (only the subsample's stay held)."""
+    _, _, _, stats, fingerprint, first = _dplr_block(part, spec, np.inf, weights_col,
+                                                     scan_map=scan_map)
+    return stats, fingerprint, first
 
 
 def _verified(*arrays) -> list:
@@ -699,25 +733,59 @@ class DaskRows:
         self.n, self.d = n_rows, int(X.shape[1])
         self.weighted = self.w is not None
         self._aux = None
+        # set by design_rows for streamed rows, from the pass that counted them: the scan's
+        # rows ((partitions, 13): _scan_block's and the largest norm from column `start` on,
+        # start, the map they were scanned under or None) and the warm start's subsample (X, y,
+        # weights: every _SUB_STRIDE-th row of each partition, held on the workers); None: a
+        # scan or subsample reads the rows. _map: the function these rows were mapped by.
+        self._first_scan: tuple | None = None
+        self._sub: tuple | None = None
+        self._map = None
 
-    def _with(self, X) -> "DaskRows":
+    def _with(self, X, sub_fn=None, fn=None) -> "DaskRows":
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
         (out.X,) = _keep(self.persisted, X)
         out.d = int(out.X.shape[1])
+        # other values: the first read's scan holds only for the raw rows mapped by the one
+        # function it was scanned under
+        out._map = fn
+        keep_scan = (fn is not None and self._map is None and self._first_scan is not None
+                     and self._first_scan[2] is fn)
+        out._first_scan = self._first_scan if keep_scan else None
+        if self._sub is not None:
+            out._sub = None if sub_fn is None else (sub_fn(self._sub[0]), *self._sub[1:])
         return out
 
+    def _scanned(self, bound: float | None, start: int):
+        """The scan's rows from the first pass when they answer this scan, else None."""
+        if self._first_scan is None:
+            return None
+        st, first, scanned_map = self._first_scan
+        if scanned_map is not self._map:
+            return None                        # scanned under another map than these rows'
+        if bound is None:
+            return st[:, :12]
+        if start != first:
+            return None
+        if not float(st[:, 12].max(initial=0.0)) <= bound * (1.0 + 5e-13):
+            return None                        # rows above the bound: counted by a pass
+        return st[:, :12]                      # column 6, rows above the bound, is 0
+
     def scan(self, bound: float | None = None, start: int = 0, what: str = "X") -> Scan:
-        """One pass over the rows, with the in-memory checks and messages."""
+        """One pass over the rows, with the in-memory checks and messages (no pass for
+        streamed design rows whose first pass answers it: see :func:`design_rows`)."""
         import dask
 
         _, da = _import_dask()
-        Xb = self.X.to_delayed().ravel()
-        yb = self.y.to_delayed().ravel() if self.y is not None else [None] * len(Xb)
-        wb = self.w.to_delayed().ravel() if self.w is not None else [None] * len(Xb)
-        parts = [da.from_delayed(dask.delayed(_scan_block)(a, b, c, bound, start),
-                                 shape=(1, 12), dtype=float) for a, b, c in zip(Xb, yb, wb)]
-        st = da.concatenate(parts, axis=0).compute()
+        st = self._scanned(bound, start)
+        if st is None:
+            Xb = self.X.to_delayed().ravel()
+            yb = self.y.to_delayed().ravel() if self.y is not None else [None] * len(Xb)
+            wb = self.w.to_delayed().ravel() if self.w is not None else [None] * len(Xb)
+            parts = [da.from_delayed(dask.delayed(_scan_block)(a, b, c, bound, start),
+                                     shape=(1, 12), dtype=float) for a, b, c in zip(Xb, yb, wb)]
+            st = da.concatenate(parts, axis=0).compute()
         bad_x = int(st[:, 1].sum())
         if bad_x:
             raise ValueError(f"{what} contains NaN or infinite values in {bad_x} row(s); remove "
@@ -741,10 +809,13 @@ class DaskRows:
                     positives=int(st[:, 11].sum()), too_large=too_large(max_abs))
 
     def mapped(self, fn, d: int) -> "DaskRows":
-        return self._with(self.X.map_blocks(fn, dtype=float, chunks=(self.X.chunks[0], (d,))))
+        return self._with(self.X.map_blocks(fn, dtype=float, chunks=(self.X.chunks[0], (d,))),
+                          lambda S: S.map_blocks(fn, dtype=float, chunks=(S.chunks[0], (d,))),
+                          fn)
 
     def clipped(self, bound: float, start: int = 0) -> "DaskRows":
-        return self._with(self.X.map_blocks(_clip_block, bound, start, dtype=float))
+        return self._with(self.X.map_blocks(_clip_block, bound, start, dtype=float),
+                          lambda S: S.map_blocks(_clip_block, bound, start, dtype=float))
 
     def objective(self, loss, lambda_: float, noise=None, *, labels: bool = True):
         _, da = _import_dask()
@@ -758,7 +829,17 @@ class DaskRows:
             aux = da.map_blocks(_aux_block, y, self.w, dtype=float, new_axis=1,
                                 chunks=(y.chunks[0], (2,)))
         (aux,) = _keep(self.persisted, aux)
-        return DaskERMObjective(self.X, aux, loss, lambda_, noise=noise, n=self.n)
+        sub = None
+        if labels and self._sub is not None:
+            Xs, ys, ws = self._sub
+            if ws is None:
+                auxs = ys.map_blocks(_aux_block, dtype=float, new_axis=1,
+                                     chunks=(ys.chunks[0], (1,)))
+            else:
+                auxs = da.map_blocks(_aux_block, ys, ws, dtype=float, new_axis=1,
+                                     chunks=(ys.chunks[0], (2,)))
+            sub = (Xs, auxs)
+        return DaskERMObjective(self.X, aux, loss, lambda_, noise=noise, n=self.n, sub=sub)
 
     def _codes_aux(self):
         _, da = _import_dask()
@@ -774,6 +855,7 @@ class DaskRows:
     def one_vs_rest(self, k: int) -> "DaskRows":
         out = object.__new__(DaskRows)
         out.__dict__.update(self.__dict__)
+        out._first_scan = out._sub = None      # other labels
         (out.y,) = _keep(self.persisted, (require_codes(self) == k).astype(np.float64))
         return out
 
@@ -798,7 +880,7 @@ class DaskRows:
 # --- data frames -----------------------------------------------------------------------------------
 
 def design_rows(spec, data, *, weights: str | None = None,
-                weights_bound: float | None = None) -> FrameRows:
+                weights_bound: float | None = None, scan_map=None) -> FrameRows:
     """The raw design rows and 0/1 responses of a Dask DataFrame under ``spec``, built partition
     by partition with :meth:`~privatelr.design.DesignSpec.rows`; ``weights`` names a column of
     observation weights.
@@ -809,7 +891,9 @@ def design_rows(spec, data, *, weights: str | None = None,
     keeps them. Streamed: one pass counts them, and each later pass rebuilds them partition by
     partition (for data larger than memory) and raises if a partition's rows are not those
     counted (:func:`_fingerprint`): the calibration's ``n`` and the norm checks hold for the
-    rows the fit uses, or nothing is released.
+    rows the fit uses, or nothing is released. Streamed, that first read also gives the
+    validation scan (of the rows as ``scan_map`` maps them, when the caller will map them by
+    that function: :meth:`DaskRows.mapped`) and the warm start's subsample.
     """
     dask, da = _import_dask()
     if not hasattr(data, "to_delayed") or not hasattr(data, "columns"):
@@ -822,7 +906,7 @@ def design_rows(spec, data, *, weights: str | None = None,
                          "put the variable in the formula as an ordinary term")
     d_raw = len(spec.formulaic_columns)
     sources = data.to_delayed()
-    parts = [dask.delayed(_dplr_block, nout=5)(p, spec, np.inf, weights) for p in sources]
+    parts = [dask.delayed(_dplr_block, nout=6)(p, spec, np.inf, weights) for p in sources]
     setting = dask.config.get(PERSIST_KEY, "auto")
     if isinstance(setting, bool):
         persist = setting
@@ -835,11 +919,15 @@ def design_rows(spec, data, *, weights: str | None = None,
         done = dask.persist(*[x for p, piece in zip(parts, pieces) for x in piece + [p[3]]])
         pieces = [list(done[i:i + kept]) for i in range(0, len(done), kept + 1)]
         stats = dask.compute(*done[kept::kept + 1])
-    else:  # count once; every later pass rebuilds the rows and checks they are the same
-        counted = dask.compute(*[(p[3], p[4]) for p in parts])
+    else:  # one read: the count, the fingerprints, the validation scan and the warm start's
+        # rows; every later pass rebuilds the rows and checks they are those counted and scanned
+        held = dask.persist(*[dask.delayed(_first_pass)(p, spec, weights, scan_map)
+                              for p in sources])
+        counted = dask.compute(*[(h[0], h[1], h[2][0]) for h in held])  # the sub stays held
         stats = [c[0] for c in counted]
+        scanned = np.array([c[2] for c in counted]).reshape(-1, 13)
         pieces = [[q[j] for j in range(kept)] for q in
-                  (dask.delayed(_dplr_block, nout=5)(p, spec, np.inf, weights, (i, c[1]))
+                  (dask.delayed(_dplr_block, nout=6)(p, spec, np.inf, weights, (i, c[1]))
                    for i, (p, c) in enumerate(zip(sources, counted)))]
     stats = np.array(stats).reshape(-1, 6)
     n_total, n_dropped = int(stats[:, 0].sum()), int(stats[:, 1].sum())
@@ -856,6 +944,17 @@ def design_rows(spec, data, *, weights: str | None = None,
     w = stacked(2) if weights is not None else None
     rows = DaskRows(X, codes > 0, w, weights_bound if weights is not None else None,
                     codes=codes if spec.n_classes > 2 else None, persist=persist, verified=True)
+    if not persist:
+        rows._first_scan = (scanned[keep], int(spec.intercept), scan_map)
+        if spec.n_classes <= 2:
+            sub_len = {i: -(-lengths[i] // _SUB_STRIDE) for i in keep}
+
+            def sub(j, *width):
+                return da.concatenate([da.from_delayed(held[i][2][1 + j],
+                                                       shape=(sub_len[i], *width), dtype=float)
+                                       for i in keep], axis=0)
+
+            rows._sub = (sub(0, d_raw), sub(1) > 0, sub(2) if weights is not None else None)
     return FrameRows(rows=rows, n_total=n_total, n_dropped=n_dropped)
 
 

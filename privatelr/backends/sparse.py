@@ -7,10 +7,14 @@ ERM objective of :mod:`privatelr.objective` over it:
 * row norms from the stored values only (:math:`\sqrt{\sum_j x_{ij}^2}` over a row's non-zeros,
   rescaled by the row's largest value when the squares would overflow), so clipping and the
   norm bound cost O(nnz);
-* a pass is two sparse products, ``X @ w`` and ``X.T @ r``: O(nnz + n + d) time, O(n + d) memory;
-* the Hessian :math:`X^\top \mathrm{diag}(a\ell''/n) X` is formed as a sparse product and then
-  made dense (``d × d``), so memory is O(nnz + d²); for ``d`` above the Newton limit (1000) the
-  solver is L-BFGS and no Hessian is formed: O(nnz + d).
+* a gradient costs two sparse products, ``X @ w`` and ``X' r`` (through the CSC view of ``X``:
+  no transposed copy), O(nnz + n + d) time and O(n + d) memory; a line search one more
+  (``X @ p``, or none when CG's products give it);
+* for ``d`` up to the Newton limit (1000) the Hessian :math:`X^\top \mathrm{diag}(a\ell''/n) X`
+  is formed as a sparse product and then made dense (``d × d``), so memory is O(nnz + d²);
+  above it the solver is Hessian-free (Newton–CG, :func:`privatelr.solver.hessian_free`):
+  Hessian-vector products, two sparse products each, CG preconditioned by the Hessian's
+  diagonal (one product with the squared values, kept: O(nnz) more memory).
 
 The privacy arithmetic is the dense path's: :func:`privatelr.erm.fit_rows` reads ``n``, ``d``
 and the scan, calibrates and draws the noise; only where the rows live differs.
@@ -76,7 +80,7 @@ class SparseRows:
         full = sparse_row_norms(self.matrix)
         norms = full if start == 0 else sparse_row_norms(self.matrix[:, start:])
         n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
-        max_abs = float(np.abs(data).max()) if data.size else 0.0
+        max_abs = max(float(data.max()), -float(data.min())) if data.size else 0.0  # no copy
         return Scan(n=self.n, d=self.d, n_over=n_over, max_norm=float(full.max()),
                     max_weight=1.0 if self.w is None else float(self.w.max(initial=0.0)),
                     positives=0 if self.y is None else int((self.y > 0).sum()),
@@ -142,7 +146,18 @@ class SparseRows:
 class SparseObjective:
     r""":math:`J(w) = \frac1n\sum_i a_i\ell(y_ix_i^\top w) + \frac\lambda2\|w\|^2 +
     \frac1n b^\top w` over a CSR design (the dense :class:`privatelr.objective.ERMObjective`'s
-    objective; the same solver protocol: ``evaluate``, ``line``, ``value``, ``information``).
+    objective; the same solver protocol: ``evaluate``, ``line``, ``value``, ``information``,
+    and ``hessp`` for the Hessian-free Newton method).
+
+    Cost model, as in memory: the margins of the last points are cached, so a line search
+    costs one product ``X @ p`` and prepares the gradient (and the curvature weights) at the
+    full step, which the next :meth:`evaluate` returns with no product; a Hessian-vector
+    product at that point costs two (``X @ v`` and ``X' (c * X v)``); the objective's value is
+    computed only when asked for (:meth:`value`, from cached margins: no product). Products
+    with ``X'`` go through the CSC view of ``X`` (a scatter into a ``d``-vector, which stays in
+    cache), not a transposed copy: no second copy of the matrix, and about twice as fast as
+    gathering from an ``n``-vector for every column. Every product is scipy's, in one thread, in
+    a fixed order: the bits do not depend on the number of threads.
 
     Examples
     --------
@@ -154,9 +169,14 @@ class SparseObjective:
     0.693147
     """
 
+    #: :meth:`evaluate` can skip the value (``value=False``), :meth:`value` gives it later
+    lazy_value = True
+    #: ``passes`` counts every product with the matrix (``X @ v``, ``X' r``, Hessian-vector
+    #: products two each, the Hessian's diagonal and the ``d x d`` Hessian one each): each
+    #: reads all its non-zeros once
+
     def __init__(self, X, y, loss, lambda_: float, noise=None, weights=None):
         self.X = X
-        self.XT = X.T.tocsr()
         self.y = y
         self.loss = loss
         self.lambda_ = float(lambda_)
@@ -165,66 +185,142 @@ class SparseObjective:
         self.weights = weights
         self.passes = 0
         self.value_scale = 0.0
+        self._points: list[Any] = []  # up to two (w, margins, gradient or None, curvature or None)
 
-    def _terms(self, m, second):
-        return loss_terms(self.loss, m, second)
+    # -- the cache of points ---------------------------------------------------------------
+    def _point(self, w):
+        for pt in self._points:
+            if np.array_equal(pt[0], w):
+                return pt
+        return None
+
+    def _remember(self, w, m):
+        """Cache the margins ``m`` of ``w`` (keeping what is known there already) as the most
+        recent of the two points kept."""
+        pt = self._point(w) or [np.array(w, dtype=float), m, None, None]
+        self._points = [pt] + [q for q in self._points if q is not pt][:1]
+        return pt
 
     def _margins(self, w):
-        self.passes += 1
-        report_pass()
-        return self.y * (self.X @ w)
+        pt = self._point(w)
+        if pt is None:
+            self.passes += 1
+            report_pass()
+            pt = self._remember(w, self.y * (self.X @ w))
+        return pt
 
     def _value_from(self, w, lv):
         value, self.value_scale = objective_value(lv, self.weights, self.n, self.lambda_, w,
                                                   self.linear)
         return value
 
+    def _derivatives(self, pt, curvature: bool):
+        """The data gradient at the point ``pt`` (one product ``X' r``, kept) and, with
+        ``curvature``, the weights ``a l''/n`` of its Hessian (no product, kept)."""
+        if pt[2] is None or (curvature and pt[3] is None):
+            _, d1, d2 = loss_terms(self.loss, pt[1], curvature, value=False)
+            r = self.y * d1
+            if self.weights is not None:
+                r = r * self.weights
+            if pt[2] is None:
+                pt[2] = np.asarray(self.X.T @ r).ravel() / self.n
+                self.passes += 1
+                report_pass()
+            if curvature:
+                c = d2 / self.n
+                pt[3] = c if self.weights is None else c * self.weights
+        return pt[2]
+
     def value(self, w) -> float:
         w = np.asarray(w, dtype=float)
-        return self._value_from(w, self._terms(self._margins(w), False)[0])
+        return self._value_from(w, self.loss.value(self._margins(w)[1]))
 
-    def _hessian(self, d2) -> np.ndarray:
+    def _hessian(self, c) -> np.ndarray:
         import scipy.sparse as sp
 
-        c = d2 if self.weights is None else d2 * self.weights
-        H = (self.XT @ sp.diags(c / self.n) @ self.X).toarray()
-        return H
+        self.passes += 1
 
-    def evaluate(self, w, hessian: bool = True):
+        report_pass()
+        return (self.X.T @ sp.diags(c) @ self.X).toarray()
+
+    def evaluate(self, w, hessian: bool = True, value: bool = True):
         w = np.asarray(w, dtype=float)
-        m = self._margins(w)
-        lv, d1, d2 = self._terms(m, hessian)
-        r = self.y * d1
-        if self.weights is not None:
-            r = r * self.weights
-        g = np.asarray(self.XT @ r).ravel() / self.n + self.lambda_ * w + self.linear
+        pt = self._margins(w)
+        g = self._derivatives(pt, hessian) + self.lambda_ * w + self.linear
         H = None
         if hessian:
-            H = self._hessian(d2)
+            H = self._hessian(pt[3])
             H[np.diag_indices_from(H)] += self.lambda_
-        return self._value_from(w, lv), g, H
+        f = self._value_from(w, self.loss.value(pt[1])) if value else None
+        return f, g, H
 
     def hessp(self, w, v) -> np.ndarray:
         """The Hessian of ``J`` at ``w`` times ``v``: ``X'(c * (X v)) + lambda v``, two sparse
-        products and O(n + d) memory (the margins at ``w`` are kept from the last call)."""
-        w = np.asarray(w, dtype=float)
-        cached = getattr(self, "_curv", None)
-        if cached is None or not np.array_equal(cached[0], w):
-            c = self._terms(self._margins(w), True)[2] / self.n
-            if self.weights is not None:
-                c = c * self.weights
-            cached = self._curv = (w.copy(), c)
-        return np.asarray(self.XT @ (cached[1] * (self.X @ v))).ravel() + self.lambda_ * v
+        products (the curvature weights ``c`` at ``w`` come with its cached margins)."""
+        return self.hessp_and_increment(w, v)[0]
+
+    def hessp_and_increment(self, w, v):
+        """``(H v, y * (X v))``: :meth:`hessp` and the margins' increment along ``v`` it
+        computed on the way (the solver combines them into the line search's increment)."""
+        pt = self._margins(np.asarray(w, dtype=float))
+        self._derivatives(pt, True)
+        xv = self.X @ v
+        Hv = np.asarray(self.X.T @ (pt[3] * xv)).ravel() + self.lambda_ * v
+        self.passes += 2
+        report_pass(2.0)
+        xv *= self.y
+        return Hv, xv
+
+    def hessian_diagonal(self, w) -> np.ndarray:
+        """The diagonal of the Hessian at ``w``, ``sum_i c_i x_ij^2 + lambda``: one product
+        with the squared values (kept once computed: ``nnz`` floats), for the solver's
+        preconditioner."""
+        import scipy.sparse as sp
+
+        pt = self._margins(np.asarray(w, dtype=float))
+        self._derivatives(pt, True)
+        if getattr(self, "_squares", None) is None:
+            X = self.X
+            self._squares = sp.csr_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
+        self.passes += 1
+        report_pass()
+        return np.asarray(self._squares.T @ pt[3]).ravel() + self.lambda_
 
     def information(self, w) -> np.ndarray:
-        m = self._margins(np.asarray(w, dtype=float))
-        return self._hessian(self._terms(m, True)[2])
+        pt = self._margins(np.asarray(w, dtype=float))
+        self._derivatives(pt, True)
+        return self._hessian(pt[3])
 
-    def line(self, w, p, hessian: bool = True):
-        m = self._margins(w)
-        u = self.y * (self.X @ p)
+    def line(self, w, p, hessian: bool = True, increment=None):
+        """``phi(t) = J(w + t p)``: one product ``X @ p`` (none when the caller passes the
+        margins' ``increment`` ``y * (X @ p)``, e.g. from CG's products), then every ``phi(t)``
+        from the margins; ``phi.gradient`` (the gradient at ``w + p``, one product ``X' r``,
+        kept for :meth:`evaluate`) and, for a loss with a ``third_derivative_bound``,
+        ``phi.third`` (a bound on the third derivative of ``phi`` on ``[0, 1]``), for the
+        solver's certificate (:func:`privatelr.solver.newton`)."""
+        w = np.asarray(w, dtype=float)
+        p = np.asarray(p, dtype=float)
+        m = self._margins(w)[1]
+        if increment is None:
+            u = self.y * (self.X @ p)
+            self.passes += 1
+            report_pass()
+        else:
+            u = np.asarray(increment, dtype=float)
+        w1 = w + 1.0 * p
+        pt1 = self._remember(w1, m + u)
+        self._remember(w, m)            # both ends stay cached
+        g1 = self._derivatives(pt1, False) + self.lambda_ * w1 + self.linear
 
         def phi(t: float) -> float:
-            return self._value_from(w + t * p, self._terms(m + t * u, False)[0])
+            if t == 1.0:
+                return self._value_from(w1, self.loss.value(pt1[1]))
+            return self._value_from(w + t * p, self.loss.value(m + t * u))
 
+        phi.gradient = g1  # type: ignore[attr-defined]
+        bound = getattr(self.loss, "third_derivative_bound", None)
+        if bound is not None:
+            au = np.abs(u)
+            cubes = au * au * (au if self.weights is None else au * self.weights)
+            phi.third = float(bound) * float(cubes.sum()) / self.n  # type: ignore[attr-defined]
         return phi

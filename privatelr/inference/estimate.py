@@ -213,8 +213,8 @@ def inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
     :math:`\hat H^{-1}`, so it shares its eigenvectors: with eigenvalues :math:`\hat a_i > 0`
     and :math:`T = \operatorname{tr}A`, each :math:`a_i` is the root in :math:`(0, \hat a_i)` of
     the increasing cubic :math:`\tfrac{s2}{2}(a^3 + Ta^2) + a = \hat a_i`, which decreases in
-    ``T``; the ``T`` with :math:`\sum_i a_i(T) = T` is then unique (bisection). It always exists,
-    and ``A`` is positive definite."""
+    ``T``; the ``T`` with :math:`\sum_i a_i(T) = T` is then unique (found by Brent's method).
+    It always exists, and ``A`` is positive definite."""
     vals, vecs = np.linalg.eigh(Hi_hat)
     k = 0.5 * s2
 
@@ -228,16 +228,14 @@ def inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
                 break
         return a
 
-    lo, hi = 0.0, float(vals.sum())
-    for _ in range(200):
-        T = 0.5 * (lo + hi)
-        if roots(T).sum() > T:
-            lo = T
-        else:
-            hi = T
-        if hi - lo <= 1e-15 * hi:
-            break
-    a = roots(0.5 * (lo + hi))
+    # sum_i a_i(T) - T decreases strictly from sum(vals) > 0 at T = 0 to a negative value at
+    # T = sum(vals): Brent's method finds its unique root to the same 1e-15 a bisection would,
+    # in about ten evaluations instead of fifty
+    from scipy.optimize import brentq
+
+    hi = float(vals.sum())
+    T = brentq(lambda t: roots(t).sum() - t, 0.0, hi, xtol=1e-15 * hi, rtol=4 * np.finfo(float).eps)
+    a = roots(T)
     return (vecs * a) @ vecs.T
 
 

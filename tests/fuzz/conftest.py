@@ -8,7 +8,9 @@ Every test in ``tests/fuzz/`` runs under the ``privatelr-fuzz`` profile register
   earlier runs;
 * ``max_examples`` per test (set on each test with ``@settings(max_examples=...)``), chosen so
   that the whole folder runs in about 35-40 s on 2 cores (``time pytest tests/fuzz -q``);
-* ``deadline``: 2 s per example (an example takes about 5-100 ms; a slow one is a hang).
+* ``deadline=None``: no per-example time limit. An example takes about 5-100 ms on an idle
+  machine, but a loaded CI machine can take seconds, and a deadline would then fail a correct
+  build (issue 30); a hang shows as the CI job's timeout instead.
 
 Health checks: none is suppressed.
 
@@ -32,7 +34,7 @@ settings.register_profile(
     "privatelr-fuzz",
     derandomize=SCALE == 1,
     database=None,
-    deadline=2000,
+    deadline=None,
     print_blob=True,
 )
 settings.load_profile("privatelr-fuzz")
@@ -40,8 +42,8 @@ settings.load_profile("privatelr-fuzz")
 
 @pytest.fixture(scope="session", autouse=True)
 def _warm_up():
-    """Import formulaic and run one fit/predict/save before the first timed example, so that
-    one-off import costs do not count against the first example's deadline."""
+    """Import formulaic and run one fit/predict/save before the first example, so that one-off
+    import costs are paid once, outside the examples."""
     import numpy as np
     import pandas as pd
 

@@ -92,13 +92,21 @@ def test_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, poin
         for loss, weights in ((LogisticLoss(), a), (HuberLoss(0.2), None)):
             obj = ERMObjective(X, ys, loss, 1e-3, noise=np.linspace(-1, 1, D), weights=weights)
             f, g, _ = obj.evaluate(w, False)
+            g0 = obj.evaluate(w, False, value=False)[1]   # the margins cached: no X @ w
             phi = obj.line(w, p, False)
             f2, g2, _ = obj.evaluate(w + p, False)  # prepared by the threaded line pass
-            out.setdefault(threads, []).append((f, g, phi(0.3), f2, g2))
+            # the line pass's bound on phi's third derivative (logistic only) and the values computed later
+            # from cached margins, in 65,536-row chunks on the pool
+            third = getattr(phi, "third", None)
+            out.setdefault(threads, []).append((f, g, phi(0.3), f2, g2, g0, phi.gradient,
+                                                third))
     for threads in THREADS[1:]:
         for got, want in zip(out[threads], out["1"]):
             assert got[0] == want[0] and got[2] == want[2] and got[3] == want[3]
-            assert np.array_equal(got[1], want[1]) and np.array_equal(got[4], want[4])
+            assert got[7] == want[7]
+            for k in (1, 4, 5, 6):
+                assert np.array_equal(got[k], want[k]), k
+    assert out["1"][0][7] is not None and out["1"][1][7] is None    # logistic, Huber
 
 
 def test_scan_rows_is_bit_identical_for_every_thread_count(monkeypatch, data):
@@ -168,3 +176,41 @@ def test_hessian_pass_restores_the_blas_thread_count(data):
         after = [i["num_threads"] for i in threadpoolctl.threadpool_info()
                  if i["user_api"] == "blas"]
     assert after == before
+
+
+def test_every_blas_call_of_a_fit_runs_on_one_blas_thread(monkeypatch):
+    # issue 30: BLAS held to one thread for the whole solve, whatever the size (before, only
+    # Hessian passes over >= 16 MiB were): the passes' products, the warm start's subsample
+    # Hessians and the Cholesky factorisations; the limit is restored afterwards
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import scipy.linalg
+
+    from privatelr import solver
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"}
+
+    seen = []
+    real_cho = scipy.linalg.cho_factor
+
+    def cho_factor(*args, **kwargs):
+        seen.append(("cholesky", blas_threads()))
+        return real_cho(*args, **kwargs)
+
+    class Spy(LogisticLoss):
+        def derivatives(self, z, second=True):
+            seen.append(("pass", blas_threads()))
+            return super().derivatives(z, second)
+
+    monkeypatch.setattr(solver.scipy.linalg, "cho_factor", cho_factor)
+    rng = np.random.default_rng(3)
+    n, d = 120_000, 4                   # 3.8 MB: a small design, warm-started (n >= 1e5)
+    X = rng.standard_normal((n, d)) / 3
+    y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-X @ np.arange(1.0, d + 1))), 1.0, -1.0)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        rep = solver.minimize(ERMObjective(X, y, Spy(), 1e-3), np.zeros(d))
+        assert blas_threads() == {2}
+    assert rep.convergence == 0 and rep.levels == 1
+    assert {kind for kind, _ in seen} == {"pass", "cholesky"}
+    assert all(threads == {1} for _, threads in seen), seen

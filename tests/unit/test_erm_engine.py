@@ -125,7 +125,9 @@ def test_result_fields():
     res = fit(lambda_=0.01)
     assert res.n == 60 and res.d == 3
     assert res.status == "ok" and res.convergence == 0
-    assert res.counts["function"] >= 1 and res.counts["gradient"] >= 1
+    # the objective's value is computed only when a line search needs it (a private fit
+    # releases none): the count says how often, possibly never
+    assert res.counts["function"] >= 0 and res.counts["gradient"] >= 1
     assert res.eps == 1.0 and res.eps_eff == pytest.approx(1 - 2 * np.log1p(0.25 / 0.6))
     assert res.penalty == pytest.approx(2 * np.log1p(0.25 / 0.6))
     assert res.lambda_ == 0.01 and res.method == "objective" and res.loss == "logistic"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import warnings
 
 import numpy as np
@@ -97,24 +96,24 @@ def test_a_saved_model_carries_nothing_the_fitting_path_refuses(frame):
         with pytest.raises(ValueError, match="corrupted"):
             loads(json.dumps(e), verify=False)
     # a constant that grows without bound in Python is a float in R: 9^9^8 is Inf, instantly
+    # (evaluated as a Python integer it would take minutes: a hang, not a number; no wall-time
+    # bound here, which a loaded machine could fail)
     e = json.loads(json.dumps(d))
     e["design"]["atoms"][0]["name"] = "I(9^9^8 * a)"
     e["design"]["formula_r"] = e["formula"] = "y ~ I(9^9^8 * a) + b"
     e["coefficients"]["names"][1] = "I(9^9^8 * a)"
     e["design"]["design_columns"][1] = "I(9^9^8 * a)"
     e["glm"]["names"][1] = "I(9^9^8 * a)"
-    t = time.perf_counter()
     back = loads(json.dumps(e), verify=False)
     p = back.predict(frame)
-    assert time.perf_counter() - t < 5 and p.shape == (40,)
+    assert p.shape == (40,)
 
 
 def test_bounded_work(frame):
-    # R caps (a + b)^k at the number of variables: the same columns as (a + b)^2
-    t = time.perf_counter()
+    # R caps (a + b)^k at the number of variables: the same columns as (a + b)^2 (expanding
+    # the power term by term would never finish; no wall-time bound: load must not fail it)
     d = build_design("y ~ (a + b)^100", frame)
     assert d.spec.design_columns == ["(Intercept)", "a", "b", "a:b"]
-    assert time.perf_counter() - t < 5
     with pytest.raises(ValueError, match="power"):
         build_design("y ~ (a + b)^0", frame)
     # deep nesting: ValueError, not RecursionError

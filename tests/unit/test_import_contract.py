@@ -205,3 +205,27 @@ def test_plain_import_loads_nothing_numeric_and_names_are_cached():
     # a name is resolved once: later look-ups return the same object
     assert privatelr.dplr is privatelr.dplr and privatelr.plot is privatelr.plot
     assert privatelr.plot.__name__ == "privatelr.report.plots"
+
+
+def test_version_is_static_and_matches_the_installed_distribution():
+    # `import privatelr` reads no package metadata (importlib.metadata was ~85 % of its own
+    # import time): the version is a literal in privatelr/_version.py, which the build reads
+    # (pyproject.toml: dynamic version, attr privatelr._version.__version__)
+    bare = _modules_after("")
+    assert "importlib.metadata" not in _modules_after(
+        "import privatelr, privatelr.cli\nprivatelr.__version__\n"
+        "privatelr.cli.build_parser().format_help()") - bare
+    import re
+    from importlib.metadata import PackageNotFoundError, version
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", privatelr.__version__)
+    try:
+        installed = version("privatelr")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return
+    assert installed == privatelr.__version__
+    pyproject = ROOT.parent / "pyproject.toml"
+    if pyproject.exists():   # a source checkout: the build reads the version from _version.py
+        text = pyproject.read_text()
+        assert 'dynamic = ["version"]' in text
+        assert 'attr = "privatelr._version.__version__"' in text

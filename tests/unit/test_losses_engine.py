@@ -74,3 +74,26 @@ def test_get_loss_errors():
         get_loss("hinge")
     with pytest.raises(TypeError, match="loss"):
         get_loss(3)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.3)])
+def test_fused_derivatives_are_the_terms_without_the_value(loss):
+    # the passes that need no value call derivatives(); they must give the bits terms() gives
+    z = np.concatenate([np.linspace(-800, 800, 40_001), [0.0, -0.0, 1e-300, -1e-300]])
+    _, d1, d2 = loss.terms(z, True)
+    e1, e2 = loss.derivatives(z, True)
+    assert np.array_equal(d1, e1) and np.array_equal(d2, e2)
+    assert loss.derivatives(z, False)[1] is None
+    np.testing.assert_allclose(d1, loss.derivative(z), rtol=1e-15, atol=1e-300)
+
+
+def test_logistic_third_derivative_bound_is_its_supremum():
+    # the solver certifies a step's decrease with |l'''| <= bound (solver._accept_on_gradient):
+    # l''' = s(1-s)(1-2s), s = sigma(z); a grid through its peaks reaches the bound to 1e-9
+    from scipy.special import expit
+
+    z = np.linspace(-40, 40, 800_001)
+    s = expit(z)
+    third = np.abs(s * (1 - s) * (1 - 2 * s))
+    bound = LogisticLoss.third_derivative_bound
+    assert third.max() <= bound and third.max() > bound * (1 - 1e-9)

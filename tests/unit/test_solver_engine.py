@@ -182,3 +182,54 @@ def test_warm_start_models_the_hessian_on_every_fourth_row_and_records_the_work(
     assert work["copy"] == pytest.approx(1 / 16, rel=1e-3)
     exact = newton(ERMObjective(X, y, LogisticLoss(), 1e-4), np.zeros(d))
     np.testing.assert_allclose(rep.x, exact.x, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_step_certified_without_values_passes_armijo_on_the_values(seed):
+    # solver._accept_on_gradient: the trapezoid bound on phi(1) - phi(0) (slope, the gradient
+    # at the full step, the line pass's bound on phi''') certifies Armijo's test; here the
+    # values are computed and must agree whenever the certificate says yes — on steps that are
+    # good (Newton), scaled up to overshoot (which the certificate must refuse) and in between
+    from privatelr.solver import _ARMIJO, _accept_on_gradient
+
+    obj = _problem(n=2000, d=5, seed=seed, weights=seed % 2 == 1)
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(obj.d) * 0.5
+    f, g, H = obj.evaluate(w, True)
+    newton_step = -np.linalg.solve(H, g)
+    said = []
+    for scale in (0.3, 1.0, 1.5, 2.2, 4.0, 10.0):
+        p = scale * newton_step
+        phi = obj.line(w, p, False)
+        slope = float(g @ p)
+        ok = _accept_on_gradient(phi, p, slope, float(np.abs(g).max()))
+        said.append(ok)
+        if ok:
+            assert phi(1.0) <= obj.value(w) + _ARMIJO * slope
+    assert said[1] and not said[-1]          # the Newton step passes, a 10x overshoot does not
+
+
+def test_lazy_values_give_the_same_minimiser_and_no_value_is_computed():
+    # Newton's steps accepted on the certificate: no objective value computed at all in this
+    # fit (each would cost a logarithm and an exponential a row); the minimiser is the one the
+    # value-based line search finds
+    class Eager:                     # the same objective, without lazy values
+        def __init__(self, obj):
+            self.obj, self.n, self.d = obj, obj.n, obj.d
+
+        def evaluate(self, w, hessian=True):
+            return self.obj.evaluate(w, hessian)
+
+        def line(self, w, p, hessian=True):
+            phi = self.obj.line(w, p, hessian)
+            return lambda t: phi(t)
+
+    lazy = _problem(n=5000, d=8, seed=3)
+    rep = newton(lazy, np.zeros(8), value=False)
+    eager = newton(Eager(_problem(n=5000, d=8, seed=3)), np.zeros(8))
+    assert rep.convergence == 0 and eager.convergence == 0
+    assert rep.counts["function"] == 0 and eager.counts["function"] > 0
+    assert np.isnan(rep.value) and np.isfinite(eager.value)
+    np.testing.assert_allclose(rep.x, eager.x, rtol=1e-9, atol=1e-12)
+    assert newton(_problem(n=5000, d=8, seed=3), np.zeros(8)).value == pytest.approx(
+        eager.value, rel=1e-14)

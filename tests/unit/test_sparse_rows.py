@@ -99,3 +99,63 @@ def test_hessian_free_newton_above_the_newton_limit():
         b = erm.fit(X.toarray(), y, lambda_=1e-4, eps=1.0, random_state=2, gtol=1e-12,
                     solver="newton")
     np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-8)
+
+
+def test_sparse_passes_match_the_dense_objective_and_the_line_takes_cg_s_increment():
+    # the sparse objective's pieces against the dense objective on the same rows: gradient,
+    # Hessian-vector product, the Hessian's diagonal (CG's preconditioner), the line search's
+    # gradient at the full step and its bound on phi's third derivative — and a line given
+    # the margins' increment (from CG's products) is the line that computes it
+    from privatelr.backends.sparse import SparseObjective
+    from privatelr.losses import LogisticLoss
+    from privatelr.objective import ERMObjective
+
+    X, y = _data(n=2000, d=40, density=0.1, seed=5)
+    ys = np.where(y == 1, 1.0, -1.0)
+    a = np.random.default_rng(1).uniform(0, 2, X.shape[0])
+    rng = np.random.default_rng(2)
+    w, p, v = (rng.standard_normal(X.shape[1]) for _ in range(3))
+    sp_obj = SparseObjective(X, ys, LogisticLoss(), 1e-3, weights=a)
+    de_obj = ERMObjective(X.toarray(), ys, LogisticLoss(), 1e-3, weights=a)
+    f, g, _ = de_obj.evaluate(w, False)
+    H = de_obj.information(w) + 1e-3 * np.eye(X.shape[1])   # double precision throughout
+    fs, gs, _ = sp_obj.evaluate(w, False)
+    assert fs == pytest.approx(f, rel=1e-13)
+    np.testing.assert_allclose(gs, g, rtol=1e-11, atol=1e-15)
+    Hv, inc = sp_obj.hessp_and_increment(w, v)
+    np.testing.assert_allclose(Hv, H @ v, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(inc, ys * (X @ v), rtol=1e-15)
+    np.testing.assert_allclose(sp_obj.hessian_diagonal(w), np.diag(H), rtol=1e-11)
+    phi_d, phi_s = de_obj.line(w, p, False), sp_obj.line(w, p, False)
+    np.testing.assert_allclose(phi_s.gradient, phi_d.gradient, rtol=1e-11, atol=1e-15)
+    assert phi_s.third == pytest.approx(phi_d.third, rel=1e-12)
+    assert phi_s(0.5) == pytest.approx(phi_d(0.5), rel=1e-13)
+    given = SparseObjective(X, ys, LogisticLoss(), 1e-3, weights=a)
+    phi_g = given.line(w, p, False, increment=ys * (X @ p))
+    assert given.passes == 2       # X @ w and X' r at w + p; X @ p not computed again
+    np.testing.assert_array_equal(phi_g.gradient, phi_s.gradient)
+    assert phi_g(0.3) == phi_s(0.3)
+
+
+@pytest.mark.parametrize("preconditioned", [False, True])
+def test_conjugate_gradients_solve_the_newton_system(preconditioned):
+    # solver._cg (Hessian-free Newton's inner solver): to the relative residual asked for,
+    # with and without the diagonal preconditioner, and the margins' increment of its answer
+    # accumulated from its own products
+    from privatelr.backends.sparse import SparseObjective
+    from privatelr.losses import LogisticLoss
+    from privatelr.solver import _cg
+
+    X, y = _data(n=1500, d=30, density=0.2, seed=3)
+    ys = np.where(y == 1, 1.0, -1.0)
+    obj = SparseObjective(X, ys, LogisticLoss(), 1e-3)
+    if not preconditioned:
+        obj.hessian_diagonal = None
+    w = np.random.default_rng(4).standard_normal(X.shape[1]) * 0.3
+    _, g, H = obj.evaluate(w, True)
+    counts = {"hessian": 0}
+    p, u = _cg(obj, w, g, 1e-10, 500, counts)
+    assert np.linalg.norm(H @ p + g) <= 1e-10 * np.linalg.norm(g) * 1.0001
+    np.testing.assert_allclose(p, -np.linalg.solve(H, g), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(u, ys * (X @ p), rtol=1e-9, atol=1e-12)
+    assert 0 < counts["hessian"] <= X.shape[1] + 5
