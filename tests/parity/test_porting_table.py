@@ -189,9 +189,9 @@ def test_dppack_model_with_bias_is_solved_to_the_optimum():
     # optimum (R 4.2 + DPpack 0.2.2, issue 29; not in the stored reference data). Ours: at
     # eps = inf the gradient of the same objective -- mean logistic loss on the clipped rows
     # [1, x] / (max|bound| sqrt(p + 1)) plus (gamma / n) / 2 ||w||^2 -- vanishes at .coeff.
-    # The objective is lambda-strongly convex (lambda = 1/360), so a gradient below 1e-7 puts
-    # .coeff (scaled) within 1e-7 / lambda = 3.6e-5 of the optimum; a solver stopped 0.11
-    # away in coefficients would leave a gradient of at least lambda * 0.11 = 3e-4.
+    # The objective is lambda-strongly convex (lambda = 1/400 here), so a gradient below 1e-7
+    # puts .coeff (scaled) within 1e-7 / lambda = 4e-5 of the optimum; a solver stopped 0.11
+    # away in coefficients would leave a gradient of at least lambda * 0.11 = 2.75e-4.
     rng = np.random.default_rng(1)
     t = np.linspace(-0.25, 0.25, 200)
     X = np.vstack([np.c_[3 * t, rng.normal(m, 0.1, 200) - t] for m in (-0.2, 0.2)])
