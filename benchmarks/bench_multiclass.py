@@ -29,8 +29,14 @@ Data sets (design ``[1/sqrt(2), x/sqrt(2)]``, every row of norm <= 1, no clippin
 * ``synth5`` (n = 20000, K = 5, 10 features): rows uniform in the unit ball, labels drawn from
   the softmax model with a fixed random coefficient matrix of Frobenius norm 15 (seed 2026).
 
-Run: ``python benchmarks/bench_multiclass.py --markdown`` (``--no-diffprivlib`` skips it;
-diffprivlib's venv is made on first use as in ``bench_utility.py``).
+Every method sees the same seeds and the same splits, so each comparison is also printed as a
+**paired difference** (multinomial minus the other method, mean ± paired standard error over the
+seeds) with the number of standard errors it lies from zero: a cell is called a win or a loss
+only when the difference is at least two paired standard errors from zero, else a tie.
+
+Run: ``python benchmarks/bench_multiclass.py --markdown --seeds 20`` (``--no-diffprivlib`` skips
+it; diffprivlib's venv is made on first use as in ``bench_utility.py``; ``--data iris`` runs one
+data set, e.g. ``--data iris --seeds 200`` to narrow iris's paired standard errors).
 """
 
 from __future__ import annotations
@@ -126,11 +132,26 @@ def run(name: str, seeds: int, py, folder: Path) -> dict:
     return cells
 
 
+def paired(cells: dict, other: str, eps: float) -> str:
+    """``mean ± se (z = ..., verdict)`` of multinomial minus ``other`` over the shared seeds."""
+    a = np.array(cells["multinomial", eps], dtype=float)
+    b = np.array(cells[other, eps], dtype=float)
+    if a.size == 0 or b.size != a.size or np.isnan(b).any():
+        return "n/a"
+    d = a - b
+    se = d.std(ddof=1) / math.sqrt(d.size)
+    z = d.mean() / se if se > 0 else math.copysign(math.inf, d.mean()) if d.mean() else 0.0
+    verdict = "win" if z >= 2 else "loss" if z <= -2 else "tie"
+    return f"{fmt_pm(d.mean(), se, 4)} (z = {z:.1f}, {verdict})"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--no-diffprivlib", action="store_true")
+    ap.add_argument("--data", nargs="+", choices=("iris", "synth5"), default=["iris", "synth5"],
+                    help="data sets to run (default both)")
     args = ap.parse_args(argv)
     command = shlex.join(["python", *(sys.argv if argv is None else [sys.argv[0], *argv])])
     load_start, start = os.getloadavg(), time.time()
@@ -138,11 +159,13 @@ def main(argv=None) -> None:
     h = "## " if args.markdown else ""
     out = []
     with tempfile.TemporaryDirectory(prefix="bench_multiclass_") as tmp:
-        for name in ("iris", "synth5"):
+        for name in args.data:
             out.append((name, run(name, args.seeds, py, Path(tmp))))
     print(f"{h}Private multiclass logistic regression: test accuracy (bench_multiclass.py)\n")
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     lines = [f"command: `{command}`", f"seeds: {args.seeds}; wall time {time.time() - start:.0f} s; "
-             f"load average at start {load_start[0]:.2f}, at end {os.getloadavg()[0]:.2f}"]
+             f"load average at start {load_start[0]:.2f}, at end {os.getloadavg()[0]:.2f}",
+             f"`uptime` at the end: {uptime}"]
     for line in lines:
         print(f"- {line}" if args.markdown else line)
     for name, cells in out:
@@ -160,6 +183,12 @@ def main(argv=None) -> None:
                     row.append(fmt_pm(v.mean(), v.std(ddof=1) / math.sqrt(v.size), 3))
             rows.append(row)
         print(table(["method"] + [f"eps = {e:g}" for e in EPSILONS], rows, args.markdown))
+        print(f"\npaired difference in test accuracy, multinomial minus the other method "
+              f"(mean ± paired se over {args.seeds} seeds; z = mean / se; win or loss only "
+              f"when |z| >= 2):\n")
+        rows = [[f"multinomial - {other}"] + [paired(cells, other, eps) for eps in EPSILONS]
+                for other in METHODS[1:]]
+        print(table(["comparison"] + [f"eps = {e:g}" for e in EPSILONS], rows, args.markdown))
 
 
 if __name__ == "__main__":

@@ -41,9 +41,20 @@ def execute(path: Path, scale: str = "full", timeout: int | None = None, write: 
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    for cell in nb.cells:              # what each stored output was computed from (tests compare)
+        if cell.cell_type == "code":
+            cell.metadata["privatelr_source_sha256"] = source_hash(cell.source)
     if write:
         nbformat.write(nb, path)
     return nb
+
+
+def source_hash(source: str) -> str:
+    """SHA-256 of a code cell's source: stored next to its outputs by :func:`execute`, so a
+    test can tell a cell edited after the last build (stale outputs) from a built one."""
+    import hashlib
+
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,22 @@ def test_committed_outputs_are_full_size_and_clean(path):
     assert "PRIVATELR_VIGNETTE_SCALE=small" not in text
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_outputs_are_not_stale(path):
+    # vignettes/build.py stores the SHA-256 of each code cell's source next to its outputs; a
+    # cell edited since the last build (its outputs computed from other code) fails here
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vignette_build", VIGNETTES / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    nb = nbformat.read(path, as_version=4)
+    stale = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+             and c.metadata.get("privatelr_source_sha256") != build.source_hash(c.source)]
+    assert not stale, f"cells {stale} changed since their outputs were built: " \
+                      f"run python vignettes/build.py {path.stem}"
+
+
 def _markdown(path: Path) -> str:
     nb = nbformat.read(path, as_version=4)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
@@ -61,11 +77,21 @@ def _markdown(path: Path) -> str:
 def test_vignettes_do_not_repeat_known_false_claims():
     # claims found wrong and corrected; cheap static check so they do not come back:
     # * R's predict does NOT reuse the do.scale scaling (the dplr object keeps only scaled=TRUE)
+    #   and does not apply the coefficients to unscaled new data either: it rescales the new
+    #   rows by their own statistics (issue 29)
+    # * values computed here by R's formulas are not labelled as R's output (issue 29)
     # * the NIPS 2008 table's numbers are not reproduced, only the ordering of the methods
     porting = _markdown(VIGNETTES / "porting_from_r.ipynb")
     assert "exactly as R's `pred` closure does" not in porting
     assert "kept inside the closure" not in porting
-    assert "applies the coefficients to unscaled new data" in porting
+    assert "applies the coefficients to unscaled new data" not in porting
+    assert "rescales the new data with the new data's own mean, sd and largest row norm" in porting
+    assert "computed here" in porting and "not output\nof an R session" in porting
+    code = "\n".join(c.source for c in nbformat.read(VIGNETTES / "porting_from_r.ipynb",
+                                                     as_version=4).cells if c.cell_type == "code")
+    assert '("R", 1.0)' not in code                       # a column headed "R" that R never printed
+    lam = _markdown(VIGNETTES / "choosing_lambda_privately.ipynb")
+    assert "share of the majority class" not in lam and "share of the minority class" in lam
     assert "twice R's" in porting and "adjusted lambda" in porting   # 'noisier' made precise
     nips = _markdown(VIGNETTES / "nips2008.ipynb")
     assert "# Reproducing" not in nips and "Figure 1 reproduced" not in nips
