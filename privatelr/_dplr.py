@@ -381,7 +381,9 @@ def dplr(object, data=None, *, target=None, lambda_: float | None = None, eps: f
     call = _call_text(object, data, target=target, lambda_=lambda_, eps=eps, verbose=verbose,
                       rp_dim=rp_dim, threshold=threshold, do_scale=do_scale, op=op,
                       data_norm=data_norm, clip=clip, compat=compat, random_state=random_state,
-                      method=method, delta=delta, multiclass=multiclass, sparse=sparse)
+                      method=method, delta=delta, multiclass=multiclass, sparse=sparse,
+                      levels=levels, bounds=bounds, accountant=accountant, weights=weights,
+                      weights_bound=weights_bound, inference=inference)
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     lambda_ = check_lambda(lambda_, eps)
     verbose = check_int("verbose", verbose, low=0)
@@ -861,7 +863,9 @@ def _call_text(object, data, **kwargs) -> str:
     defaults = dict(target=None, lambda_=None, eps=1.0, verbose=0, rp_dim=0, threshold="fixed",
                     do_scale=False, op=True, data_norm=None, clip=False, compat=None,
                     random_state=None, method=None, delta=0.0, multiclass=None,
-                    sparse=False)
+                    sparse=False, levels=None, bounds=None, accountant=None, weights=None,
+                    weights_bound=None, inference=None)
+    described = ("accountant", "weights")     # objects: their kind, not their contents
     args = [_describe(object)]
     if data is not None:
         args.append(_describe(data))
@@ -875,5 +879,8 @@ def _call_text(object, data, **kwargs) -> str:
         if not same:
             # the seed is never written down (whoever knows it can redraw the noise and
             # subtract it): the call records only that one was given
-            args.append(f"{key}={value!r}" if key != "random_state" else f"{key}={SEED_GIVEN}")
+            text = SEED_GIVEN if key == "random_state" else \
+                _describe(value) if key in described and not isinstance(value, str) else \
+                repr(value)
+            args.append(f"{key}={text}")
     return "dplr(" + ", ".join(args) + ")"

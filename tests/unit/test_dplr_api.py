@@ -379,3 +379,28 @@ def test_label_vector_kinds_and_factor_covariates():
     m3 = _quiet(list(words == "yes"), arr, eps=0)
     assert list(m3.coefficients.index) == ["(Intercept)", "X1"]
     assert m3.predict(arr[:2]).shape == (2,)
+
+
+def test_call_records_the_public_declarations():
+    """The call says how the model was made: bounds, levels, inference, weights and the
+    accountant are recorded (all public declarations or the caller's objects by kind), the seed
+    only as given (the CLI's model files and saved models carry this text)."""
+    import privatelr as pl
+    from privatelr.datasets import HEALTH_LEVELS, HEALTH_RANGES, make_health
+
+    d = make_health(3000, random_state=1)
+    d["w"] = 1.0
+    b = pl.public_bounds(HEALTH_RANGES, levels=HEALTH_LEVELS)
+    m = pl.dplr("y ~ age + smoker", d, bounds=b, eps=1, inference=True, weights="w",
+                weights_bound=1.0, levels={"smoker": ["no", "yes"]},
+                accountant=pl.PrivacyAccountant(2), random_state=123456789012)
+    call = m.call
+    for part in ("bounds=PublicBounds(ranges={'age': (18.0, 90.0)", "inference=True",
+                 "weights='w'", "weights_bound=1.0", "levels={'smoker': ['no', 'yes']}",
+                 "accountant=<PrivacyAccountant>", "random_state=<given>"):
+        assert part in call, (part, call)
+    assert "123456789012" not in call
+    import numpy as np
+    m2 = pl.dplr("y ~ age", d, bounds=b, eps=1, weights=np.ones(len(d)), weights_bound=1.0,
+                 random_state=1)
+    assert f"weights=<ndarray {len(d)}>" in m2.call
