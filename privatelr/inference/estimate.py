@@ -19,8 +19,9 @@ from scipy.special import ndtri
 
 from .laws import mixture_cdf, mixture_quantile
 
-__all__ = ["Inference", "VarianceNoise", "law_of", "for_model", "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased",
-           "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES", "NOT_ASKED"]
+__all__ = ["Inference", "VarianceNoise", "law_of", "for_model", "point_estimate", "unit_matrix",
+           "scale_names", "inverse_unbiased", "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES",
+           "NOT_ASKED"]
 
 #: Intervals are refused when the release's noise makes the variance of some coefficient's
 #: estimate uncertain by more than this relative standard deviation ``r`` (twice the relative
@@ -112,10 +113,7 @@ class Inference:
         (``q`` its normal quantile): the second-order correction of the coverage of an interval
         whose variance is estimated with relative noise ``r`` (package docstring)."""
         r = self.variance_noise(c)
-        if r == 0.0:
-            return 1.0
-        q = float(ndtri(0.5 + level / 2.0))
-        return 1.0 + (q * q + 1.0) * r * r / 8.0
+        return 1.0 if r == 0.0 else _widening(float(ndtri(0.5 + level / 2.0)), r)
 
     def _first_order_half_width(self, c: np.ndarray, level: float) -> float:
         sigma, tau = self.law(c)
@@ -146,8 +144,7 @@ class Inference:
             return p0
 
         def gap(lp: float) -> float:         # >= 0 at log p0, <= 0 at 0
-            q = -float(ndtri(0.5 * math.exp(lp)))
-            f = 1.0 + (q * q + 1.0) * r * r / 8.0
+            f = _widening(-float(ndtri(0.5 * math.exp(lp))), r)
             return math.log(max(self._tail(c, x / f), 1e-300)) - lp
         lo = math.log(max(p0, 1e-300))
         if gap(0.0) >= 0.0:
@@ -161,6 +158,11 @@ class Inference:
         return replace(self, names=list(names), estimate=M @ self.estimate,
                        sigma2=M @ self.sigma2 @ M.T, noise_map=self.noise_map @ M.T,
                        scale=scale, back=back)
+
+
+def _widening(q: float, r: float) -> float:
+    """``1 + (q^2 + 1) r^2 / 8`` (:meth:`Inference.widening`)."""
+    return 1.0 + (q * q + 1.0) * r * r / 8.0
 
 
 @dataclass(frozen=True)
@@ -231,8 +233,6 @@ def inverse_unbiased(Hi_hat: np.ndarray, s2: float) -> np.ndarray:
     # sum_i a_i(T) - T decreases strictly from sum(vals) > 0 at T = 0 to a negative value at
     # T = sum(vals): Brent's method finds its unique root to the same 1e-15 a bisection would,
     # in about ten evaluations instead of fifty
-    from scipy.optimize import brentq
-
     hi = float(vals.sum())
     T = brentq(lambda t: roots(t).sum() - t, 0.0, hi, xtol=1e-15 * hi, rtol=4 * np.finfo(float).eps)
     a = roots(T)
