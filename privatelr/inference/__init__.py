@@ -57,6 +57,28 @@ ridge bias is corrected rather than ignored, and the interval uses the exact law
 rather than a normal approximation (the noise is not Gaussian: its marginals have heavier
 tails, and a normal interval under-covers when the noise dominates).
 
+**Output perturbation's evaluation point.** Its :math:`\hat H` is released at the noisy
+:math:`\tilde w`, so the correction :math:`\lambda\hat H^{-1}\tilde w` meets :math:`\eta` a
+second time: :math:`H(\tilde w) = H(w_\lambda) + T[\eta] + O(\eta^2)` with ``T`` the loss's third
+derivative, and :math:`\lambda H(\tilde w)^{-1}w_\lambda \approx \lambda H^{-1}w_\lambda -
+\lambda H^{-1}T[\eta]v`, :math:`v = H^{-1}w_\lambda`. Since ``T`` is symmetric,
+:math:`T[\eta]v = K\eta` with :math:`K = T[v] = \frac1n\sum_i a_i\ell'''(x_i^\top\tilde w)
+(x_i^\top v)\,x_ix_i^\top`, the derivative of the information along ``v``, so the noise is
+:math:`M\eta`, :math:`M = I + \lambda H^{-1} - \lambda H^{-1}K` — a first-order term that
+left out made the intervals 3–12 % narrow on the health design at every ``n`` (the coverage
+table's worst cell, 0.929; ``benchmarks/bench_output_point.py``). Output perturbation therefore
+spends half of its inference share on :math:`\hat K`, released at ``v`` :math:`= \hat H^{-1}
+\tilde w` (public once :math:`\hat H` is: adaptive composition). Replacing one row changes the
+sum by two terms :math:`a_i\ell'''(\cdot)(x_i^\top v)x_ix_i^\top/n`, each of Frobenius norm at
+most :math:`c_3AB^3\|v\|/n` with :math:`c_3 = \max|\ell'''| = 1/(6\sqrt3)`; their signs may
+differ, so the sensitivity is :math:`\Delta_K = 2c_3AB^3\|v\|/n`, and :math:`\hat K` gets the
+same K-norm noise as :math:`\hat H` at :math:`s_K = \Delta_K/\varepsilon_K`. ``K`` is computed as
+a central difference of two exact information passes at :math:`\tilde w \pm hv/\|v\|`
+(:math:`h = 10^{-4}/B`; each row's term is :math:`\ell'''` at an intermediate point by the mean
+value theorem, so the bound holds for it too). Its noise moves the stated variance like
+:math:`\hat H`'s (:class:`~privatelr.inference.estimate.VarianceNoise`) and is widened for
+in the same way.
+
 Both noises are spherical (:math:`\|b\| \sim \mathrm{Gamma}(d, s)`, ``s`` the calibration's
 ``noise_scale``), so for any direction ``c`` the noise part of :math:`c^\top\bar w` has the law of
 :math:`\tau_c B_1` with :math:`\tau_c = s\|H^{-1}c\|/n` (objective) or
@@ -159,12 +181,14 @@ from .estimate import (KAPPA_MAX, SCALES, Inference, for_model, point_estimate,
                        unit_matrix)
 from .laws import mixture_cdf, mixture_quantile
 from .plan import InferencePlan, inference_plan
-from .release import (DEFAULT_SHARE, InferenceRelease, check_inference, information_sensitivity,
-                      release_information, split_budget, symmetric_noise)
+from .release import (DEFAULT_SHARE, InferenceRelease, check_inference, derivative_sensitivity,
+                      information_eps, information_sensitivity, release_information,
+                      split_budget, symmetric_noise)
 from .tables import coef_table, confint, glm_of, se_linear, tidy, vcov
 
 __all__ = ["InferenceRelease", "vcov", "confint", "tidy", "coef_table", "DEFAULT_SHARE",
            "KAPPA_MAX", "SCALES", "mixture_cdf", "mixture_quantile", "Inference",
            "for_model", "point_estimate", "unit_matrix", "check_inference", "split_budget",
-           "information_sensitivity", "symmetric_noise", "release_information", "se_linear",
+           "information_sensitivity", "derivative_sensitivity", "information_eps",
+           "symmetric_noise", "release_information", "se_linear",
            "glm_of", "inference_plan", "InferencePlan"]

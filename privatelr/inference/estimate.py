@@ -167,17 +167,20 @@ def _widening(q: float, r: float) -> float:
 
 @dataclass(frozen=True)
 class VarianceNoise:
-    r"""How the noise ``E`` of the released information :math:`\hat H = H + E` moves the
-    stated variance :math:`V(u) = u^\top\Sigma(\hat H)u` of a fitted-scale direction ``u``,
-    where :math:`\Sigma = \hat H^{-1}/n + \hat H^{-1}P_1\hat H^{-1} +
-    (I + \lambda\hat H^{-1})P_2(I + \lambda\hat H^{-1})` (sampling, noise through the
-    objective, noise on the output). To first order :math:`\delta V = -\langle E, G\rangle_F`
-    with, for :math:`a = \hat H^{-1}u`, :math:`b_1 = \hat H^{-1}P_1a` and
-    :math:`b_2 = \hat H^{-1}P_2(u + \lambda a)`,
-    :math:`G = aa^\top/n + (ab_1^\top + b_1a^\top) + \lambda(ab_2^\top + b_2a^\top)`; the
-    release's noise has per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2` in the
-    Frobenius isometry and is spherically symmetric, so
-    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar}\,\|G\|_F`."""
+    r"""How the noise ``E`` of the released information :math:`\hat H = H + E` (and, under
+    output perturbation, the noise ``N`` of its released derivative :math:`\hat K = K + N`)
+    moves the stated variance :math:`V(u) = u^\top\Sigma u` of a fitted-scale direction ``u``,
+    where :math:`\Sigma = \hat H^{-1}/n + \hat H^{-1}P_1\hat H^{-1} + M P_2 M^\top`,
+    :math:`M = I + \lambda\hat H^{-1} - \lambda\hat H^{-1}\hat K` (sampling, noise through the
+    objective, noise on the output; :math:`\hat K = 0` except under output perturbation).
+    To first order :math:`\delta V = -\langle E, G\rangle_F - \langle N, G_K\rangle_F`
+    with, for :math:`a = \hat H^{-1}u`, :math:`v = M^\top u = u + \lambda a - \lambda\hat Ka`,
+    :math:`b_1 = \hat H^{-1}P_1a` and :math:`b_2 = \hat H^{-1}(I - \hat K)P_2v`,
+    :math:`G = aa^\top/n + (ab_1^\top + b_1a^\top) + \lambda(ab_2^\top + b_2a^\top)` and
+    :math:`G_K = \lambda(ac^\top + ca^\top)`, :math:`c = P_2v`; each release's noise has
+    per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2` (``kvar`` :math:`= (m+1)s_K^2`) in
+    the Frobenius isometry and is spherically symmetric and independent of the other, so
+    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar\,\|G\|_F^2 + kvar\,\|G_K\|_F^2}`."""
 
     Hi: np.ndarray
     n: int
@@ -185,19 +188,26 @@ class VarianceNoise:
     P1: np.ndarray
     P2: np.ndarray
     hvar: float
+    K: np.ndarray | None = None
+    kvar: float = 0.0
 
     def relative_sd(self, u: np.ndarray) -> float:
         Hi, n, lam = self.Hi, self.n, self.lam
         a = Hi @ u
-        v = u + lam * a
+        Ka = np.zeros_like(a) if self.K is None else self.K @ a
+        v = u + lam * a - lam * Ka
+        c = self.P2 @ v
         b1 = Hi @ (self.P1 @ a)
-        b2 = Hi @ (self.P2 @ v)
-        V = float(a @ u) / n + float(a @ self.P1 @ a) + float(v @ self.P2 @ v)
+        b2 = Hi @ (c if self.K is None else c - self.K @ c)
+        V = float(a @ u) / n + float(a @ self.P1 @ a) + float(v @ c)
         if V <= 0.0:
             return math.inf
         G = np.outer(a, a) / n + np.outer(a, b1) + np.outer(b1, a) \
             + lam * (np.outer(a, b2) + np.outer(b2, a))
-        return math.sqrt(self.hvar) * float(np.linalg.norm(G)) / V
+        var = self.hvar * float(np.linalg.norm(G)) ** 2
+        if self.kvar > 0:
+            var += self.kvar * (lam * float(np.linalg.norm(np.outer(a, c) + np.outer(c, a)))) ** 2
+        return math.sqrt(var) / V
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +341,8 @@ def _fitted(model) -> Inference:
                          f"{model.loss!r}")
     coef = np.asarray(coef, float)
     try:
-        inf = law_of(rel.information, coef, cal, rel.noise_scale, names)
+        inf = law_of(rel.information, coef, cal, rel.noise_scale, names,
+                     rel.derivative, rel.derivative_scale)
     except np.linalg.LinAlgError:
         raise ValueError(_too_noisy("the released information matrix is not positive definite",
                                     rel)) from None
@@ -349,10 +360,14 @@ def _fitted(model) -> Inference:
     return inf
 
 
-def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list) -> Inference:
+def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
+           derivative: np.ndarray | None = None, derivative_scale: float = 0.0) -> Inference:
     """The :class:`Inference` on the fitted scale from a released information ``H`` (its
     noise scale ``noise_scale_H``, 0 when exact), the released coefficients and the fit's
-    calibration; no validity rule applied (``kappa`` is its index).
+    calibration; no validity rule applied (``kappa`` is its index). ``derivative``: output
+    perturbation's released derivative of the information along :math:`\\hat H^{-1}\\tilde w`
+    (noise scale ``derivative_scale``), which enters the noise map
+    :math:`s(I + \\lambda\\hat H^{-1} - \\lambda\\hat H^{-1}\\hat K)` (:mod:`privatelr.inference`).
     ``numpy.linalg.LinAlgError`` when ``H`` is not positive definite."""
     n, d, lam = cal.n, cal.d, cal.lambda_
     np.linalg.cholesky(H)
@@ -378,7 +393,10 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list) -> Infer
         N = s * Hi / n
         P1 = (d + 1) * (s / n) ** 2 * eye
     elif cal.method == "output":
-        N = s * (eye + lam * Hi)
+        M = eye + lam * Hi
+        if derivative is not None:
+            M = M - lam * (Hi @ derivative)
+        N = s * M
         P2 = (d + 1) * s * s * eye
     elif cal.method in ("gaussian", "amp"):
         # Gaussian noise b ~ N(0, s^2 I) in the objective: its part -Hi b / n is Gaussian
@@ -389,7 +407,10 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list) -> Infer
             O = cal.output_scale * (eye + lam * Hi)
             sigma2 = sigma2 + O @ O.T
             P2 = cal.output_scale ** 2 * eye
-    noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar) if hvar > 0 else None
+    kvar = (m + 1) * derivative_scale ** 2 if derivative is not None else 0.0
+    noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar,
+                          K=derivative if cal.method == "output" else None,
+                          kvar=kvar) if hvar > 0 else None
     kappa = 0.0 if noise is None else \
         max(noise.relative_sd(eye[j]) for j in range(d)) / 2.0
     private = cal.method != "nonprivate"

@@ -40,7 +40,8 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from .estimate import KAPPA_MAX, Inference, law_of
-from .release import DEFAULT_SHARE, check_inference, information_sensitivity, split_budget
+from .release import (DEFAULT_SHARE, check_inference, information_eps, information_sensitivity,
+                      split_budget)
 
 __all__ = ["InferencePlan", "inference_plan"]
 
@@ -227,7 +228,7 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     cal = calibrate(n, dim, eps=eps_fit, lambda_=lam, method=method, data_norm=B, delta=delta)
     pq = prevalence * (1.0 - prevalence)
     H = pq * (X.T @ X) / X.shape[0]
-    s_H = information_sensitivity(n, 0.25, 1.0, B) / eps_info
+    s_H = information_sensitivity(n, 0.25, 1.0, B) / information_eps(eps_info, method)
     zero = np.zeros(dim)
     private = law_of(H, zero, cal, s_H, names)      # the law at the assumed information
     kappa = private.kappa

@@ -14,7 +14,12 @@ from .._validation import check_real
 from ..defaults import DEFAULT_SHARE     # re-exported here; its home imports nothing
 
 __all__ = ["InferenceRelease", "check_inference", "split_budget", "information_sensitivity",
-           "symmetric_noise", "release_information", "DEFAULT_SHARE"]
+           "derivative_sensitivity", "information_eps", "symmetric_noise",
+           "release_information", "DEFAULT_SHARE", "THIRD_DERIVATIVE_BOUND"]
+
+#: The largest :math:`|\ell'''|` of the logistic loss: :math:`\ell''' = \sigma(1-\sigma)(1-2\sigma)`
+#: peaks at :math:`\sigma = 1/2 \pm 1/(2\sqrt3)`, where it is :math:`1/(6\sqrt3)`.
+THIRD_DERIVATIVE_BOUND = 1.0 / (6.0 * math.sqrt(3.0))
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,34 +35,70 @@ class InferenceRelease:
         The ε spent on it (0 in a non-private fit).
     noise_scale : float
         :math:`s_H = \\Delta_H/\\varepsilon_H` of its noise (0 in a non-private fit).
+    derivative : (d, d) ndarray or None
+        Output perturbation only: the released derivative :math:`\\hat K` of the information
+        along :math:`v = \\hat H^{-1}\\tilde w` (:mod:`privatelr.inference`, "Output
+        perturbation's evaluation point"); None for the other methods. ``eps`` then counts
+        both releases.
+    derivative_scale : float
+        :math:`s_K` of its noise.
     """
 
     information: np.ndarray
     eps: float
     noise_scale: float
+    derivative: np.ndarray | None = None
+    derivative_scale: float = 0.0
 
     def __post_init__(self):
-        arr = np.array(self.information, dtype=np.float64)
-        arr.setflags(write=False)
-        object.__setattr__(self, "information", arr)
+        for name in ("information", "derivative"):
+            value = getattr(self, name)
+            if value is not None:
+                arr = np.array(value, dtype=np.float64)
+                arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
 
     def to_dict(self) -> dict:
-        return {"information": self.information.tolist(), "eps": self.eps,
+        body = {"information": self.information.tolist(), "eps": self.eps,
                 "noise_scale": self.noise_scale}
+        if self.derivative is not None:
+            body["derivative"] = self.derivative.tolist()
+            body["derivative_scale"] = self.derivative_scale
+        return body
 
     @classmethod
     def from_dict(cls, body: dict, d: int) -> "InferenceRelease":
         """Rebuild from :meth:`to_dict` (``ValueError`` on a malformed body)."""
-        if not isinstance(body, dict) or set(body) != {"information", "eps", "noise_scale"}:
-            raise ValueError("inference: expected keys information, eps, noise_scale")
-        info = np.array(body["information"], dtype=np.float64)
-        if info.shape != (d, d) or not np.isfinite(info).all() or not np.array_equal(info, info.T):
-            raise ValueError(f"inference: information must be a finite symmetric {d}x{d} matrix")
+        keys = {"information", "eps", "noise_scale"}
+        if not isinstance(body, dict) or set(body) not in (keys, keys | {"derivative",
+                                                                         "derivative_scale"}):
+            raise ValueError("inference: expected keys information, eps, noise_scale (and "
+                             "derivative with derivative_scale)")
+        info = _symmetric(body["information"], d, "information")
         eps = check_real("inference.eps", body["eps"], low=0.0)
         scale = check_real("inference.noise_scale", body["noise_scale"], low=0.0)
         if (eps == 0) != (scale == 0):
             raise ValueError("inference: eps and noise_scale must both be 0 or both positive")
-        return cls(information=info, eps=eps, noise_scale=scale)
+        if "derivative" not in body:
+            return cls(information=info, eps=eps, noise_scale=scale)
+        der = _symmetric(body["derivative"], d, "derivative")
+        der_scale = check_real("inference.derivative_scale", body["derivative_scale"], low=0.0)
+        if eps == 0 and der_scale > 0:
+            raise ValueError("inference: a derivative with noise needs eps > 0")
+        return cls(information=info, eps=eps, noise_scale=scale, derivative=der,
+                   derivative_scale=der_scale)
+
+
+def _symmetric(value, d: int, name: str) -> np.ndarray:
+    """A stored matrix, checked: finite, symmetric, ``d × d``."""
+    bad = f"inference: {name} must be a finite symmetric {d}x{d} matrix"
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(bad) from None
+    if arr.shape != (d, d) or not np.isfinite(arr).all() or not np.array_equal(arr, arr.T):
+        raise ValueError(bad)
+    return arr
 
 
 def check_inference(inference, eps: float) -> float | None:
@@ -116,18 +157,72 @@ def symmetric_noise(d: int, scale: float, rng: np.random.Generator) -> np.ndarra
     return E + np.triu(E, 1).T
 
 
+def derivative_sensitivity(n: int, weights_bound: float, norm_bound: float,
+                           v_norm: float) -> float:
+    """:math:`\\Delta_K = 2c_3AB^3\\|v\\|/n`, the Frobenius-norm sensitivity of the information's
+    derivative along ``v`` (:data:`THIRD_DERIVATIVE_BOUND` ``= c_3``; module docstring,
+    "Output perturbation's evaluation point").
+
+    Examples
+    --------
+    >>> round(derivative_sensitivity(100, 1.0, 1.0, 2.0), 12)
+    0.003849001795
+    """
+    return 2.0 * THIRD_DERIVATIVE_BOUND * weights_bound * norm_bound ** 3 * v_norm / n
+
+
+def information_eps(eps: float, method: str) -> float:
+    """The ε of the information matrix out of the inference share ``eps``: all of it, except
+    under output perturbation, where half goes to the information's derivative (module
+    docstring)."""
+    return 0.5 * eps if method == "output" and eps > 0 else eps
+
+
 def release_information(rows, coef: np.ndarray, cal, *, eps: float,
                         rng: np.random.Generator) -> InferenceRelease:
     """Release :math:`\\hat H` at ``coef`` over ``rows`` (already inside the bound ``B``):
-    exact when ``eps`` is 0, else with the ``eps``-DP noise of the module docstring."""
+    exact when ``eps`` is 0, else with the ``eps``-DP noise of the module docstring. Under
+    output perturbation ``eps`` is split in two (:func:`information_eps`): :math:`\\hat H`, then
+    the derivative :math:`\\hat K` of the information along :math:`v = \\hat H^{-1}` ``coef``
+    (``v`` is computed from released values only, so the second release is adaptive
+    composition; total ``eps``)."""
     from ..losses import LogisticLoss
 
-    H = rows.objective(LogisticLoss(), 0.0, labels=False).information(np.asarray(coef, float))
+    coef = np.asarray(coef, float)
+    objective = rows.objective(LogisticLoss(), 0.0, labels=False)
+    H = objective.information(coef)
     H = 0.5 * (H + H.T)
     if eps == 0:
         return InferenceRelease(information=H, eps=0.0, noise_scale=0.0)
+    eps_H = information_eps(eps, cal.method)
     scale = information_sensitivity(cal.n, cal.curvature, cal.weights_bound,
-                                    cal.data_norm) / eps
-    return InferenceRelease(information=H + symmetric_noise(cal.d, scale, rng), eps=float(eps),
-                            noise_scale=float(scale))
+                                    cal.data_norm) / eps_H
+    H_hat = H + symmetric_noise(cal.d, scale, rng)
+    if cal.method != "output":
+        return InferenceRelease(information=H_hat, eps=float(eps), noise_scale=float(scale))
+    K, k_scale = _release_derivative(objective, coef, H_hat, cal, eps - eps_H, rng)
+    return InferenceRelease(information=H_hat, eps=float(eps), noise_scale=float(scale),
+                            derivative=K, derivative_scale=k_scale)
 
+
+def _release_derivative(objective, coef, H_hat, cal, eps, rng):
+    """``(K_hat, s_K)``: the derivative of the information along :math:`v = \\hat H^{-1}`
+    ``coef``, by a central difference of two exact information passes (step ``1e-4/B`` in the
+    direction of ``v``: error :math:`O(h^2)`, far below the noise), plus the noise of
+    :func:`derivative_sensitivity`. Zero without noise when ``v`` is 0 or cannot be computed
+    (:math:`\\hat H` singular: inference then refuses anyway)."""
+    d = cal.d
+    try:
+        v = np.linalg.solve(H_hat, coef)
+    except np.linalg.LinAlgError:
+        v = np.zeros(d)
+    v_norm = float(np.linalg.norm(v))
+    if not np.isfinite(v_norm) or v_norm == 0.0:
+        return np.zeros((d, d)), 0.0
+    h = 1e-4 / cal.data_norm
+    u = v / v_norm
+    K = (objective.information(coef + h * u) - objective.information(coef - h * u)) \
+        * (v_norm / (2.0 * h))
+    K = 0.5 * (K + K.T)
+    scale = derivative_sensitivity(cal.n, cal.weights_bound, cal.data_norm, v_norm) / eps
+    return K + symmetric_noise(d, scale, rng), float(scale)
