@@ -365,6 +365,19 @@ def _seeds(base, design, n, eps, reps):
     return [int(s) for s in ss.generate_state(reps, dtype=np.uint64)]
 
 
+def _head() -> str:
+    """The commit the runs are measured at (with ``+dirty`` when the package has changes)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "privatelr"], cwd=root,
+                               text=True, capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def run_cell(pool, outdir: Path, design, n, eps, methods, reps, chunk, base):
     seeds = _seeds(base, design, n, eps, reps)
     for start in range(0, reps, chunk):
@@ -384,7 +397,7 @@ def run_cell(pool, outdir: Path, design, n, eps, methods, reps, chunk, base):
             arrays[f"{meth}_covered"] = np.array([r[meth][2] for r in res])
             arrays[f"{meth}_z"] = np.array([r[meth][3] for r in res], float)
             arrays[f"{meth}_width"] = np.array([r[meth][4] for r in res], float)
-        np.savez_compressed(path, methods=np.array(methods), reps=stop - start,
+        np.savez_compressed(path, methods=np.array(methods), reps=stop - start, commit=_head(),
                             seconds=time.time() - t0, load=[load0, os.getloadavg()[0]],
                             names=np.array(list(DESIGNS[design](10, np.random.default_rng(0))
                                                 .truth)), **arrays)
@@ -402,7 +415,8 @@ def load_cell(outdir: Path, design, n, eps):
         methods = [m for m in methods if m in {str(x) for x in p["methods"]}]
     cell = {"names": [str(x) for x in parts[0]["names"]], "methods": methods,
             "seconds": float(sum(p["seconds"] for p in parts)),
-            "load": float(np.mean([p["load"] for p in parts]))}
+            "load": float(np.mean([p["load"] for p in parts])),
+            "commits": {str(p["commit"]) if "commit" in p else "unrecorded" for p in parts}}
     for meth in ["glm"] + methods:
         for key in ("status", "kappa", "covered", "z", "width"):
             cell[f"{meth}_{key}"] = np.concatenate([p[f"{meth}_{key}"] for p in parts])
@@ -509,7 +523,9 @@ def report(outdir: Path, which: str, markdown: bool, stream=sys.stdout):
     p()
     tot_s = sum(c["seconds"] for c in all_cells.values())
     p(f"{len(all_cells)} cells; compute {tot_s / 60:.0f} min wall on 2 worker processes (mean "
-      f"load average {np.mean([c['load'] for c in all_cells.values()]):.1f}); claimed cells "
+      f"load average {np.mean([c['load'] for c in all_cells.values()]):.1f}; measured at "
+      f"{', '.join(sorted(set().union(*(c['commits'] for c in all_cells.values()))))}); "
+      "claimed cells "
       f"(>= 300 claimed intervals) with a coefficient outside [0.93, 0.97]: {bad or 'none'}")
     p()
     for title, meths, bins in (("κ (objective, output, gaussian, amp)",
