@@ -40,8 +40,8 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from .estimate import KAPPA_MAX, Inference, law_of
-from .release import (DEFAULT_SHARE, check_inference, information_eps, information_sensitivity,
-                      split_budget)
+from .release import (DEFAULT_SHARE, check_inference, derivative_sensitivity, information_eps,
+                      information_sensitivity, split_budget)
 
 __all__ = ["InferencePlan", "inference_plan"]
 
@@ -230,7 +230,17 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     H = pq * (X.T @ X) / X.shape[0]
     s_H = information_sensitivity(n, 0.25, 1.0, B) / information_eps(eps_info, method)
     zero = np.zeros(dim)
-    private = law_of(H, zero, cal, s_H, names)      # the law at the assumed information
+    K, s_K = None, 0.0
+    if method == "output":
+        # output perturbation also releases the information's derivative along
+        # v = H^-1 w~; with no effects w~ is the output noise, so |v| is about its RMS
+        Hi = np.linalg.inv(H)
+        v_rms = cal.noise_scale * math.sqrt((dim + 1) * float(np.trace(Hi @ Hi)))
+        K = np.zeros((dim, dim))
+        s_K = derivative_sensitivity(n, 1.0, B, v_rms) / (eps_info - information_eps(
+            eps_info, method))
+    # the law at the assumed information
+    private = law_of(H, zero, cal, s_H, names, K, s_K)
     kappa = private.kappa
     from .release import symmetric_noise
 
@@ -238,7 +248,7 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     for _ in range(_DRAWS):
         try:
             given += law_of(H + symmetric_noise(dim, s_H, rng), zero, cal, s_H,
-                            names).kappa <= KAPPA_MAX
+                            names, K, s_K).kappa <= KAPPA_MAX
         except np.linalg.LinAlgError:
             continue
     glm = Inference(names=names, estimate=np.zeros(dim), sigma2=np.linalg.inv(H) / n,

@@ -65,8 +65,14 @@ def c_index(p, y) -> float:
     neg = np.sort(p[~pos])
     scores = np.sort(p[pos])                       # sorted queries: a cache-friendly search
     below = np.searchsorted(neg, scores, side="left")
-    upto = np.searchsorted(neg, scores, side="right")
-    twice = int(below.sum(dtype=np.int64) + upto.sum(dtype=np.int64))
+    twice = 2 * int(below.sum(dtype=np.int64))
+    # negatives equal to a positive's score start at neg[below]: search again only for those
+    # positives (none, for continuous predictions without ties)
+    tied = below < n0
+    tied[tied] = neg[below[tied]] == scores[tied]
+    if tied.any():
+        upto = np.searchsorted(neg, scores[tied], side="right")
+        twice += int((upto - below[tied]).sum(dtype=np.int64))
     return twice / (2.0 * n1 * n0)
 
 
