@@ -75,11 +75,9 @@ differ, so the sensitivity is :math:`\Delta_K = 2c_3AB^3\|v\|/n`, and :math:`\ha
 same K-norm noise as :math:`\hat H` at :math:`s_K = \Delta_K/\varepsilon_K`. ``K`` is computed as
 a central difference of two exact information passes at :math:`\tilde w \pm hv/\|v\|`
 (:math:`h = 10^{-4}/B`; each row's term is :math:`\ell'''` at an intermediate point by the mean
-value theorem, so the bound holds for it too). Its noise ``N`` moves the stated variance like
+value theorem, so the bound holds for it too). Its noise moves the stated variance like
 :math:`\hat H`'s (:class:`~privatelr.inference.estimate.VarianceNoise`) and is widened for
-in the same way; its second-order bias :math:`\lambda^2\hat H^{-1}E[N^2]\hat H^{-1}`, with
-:math:`E[N^2] = \tfrac{d+1}{2}(m+1)s_K^2 I`, is subtracted from :math:`MM^\top` (it made the
-intervals over-cover, 0.976 at n = 20,000, ε = 1).
+in the same way.
 
 Both noises are spherical (:math:`\|b\| \sim \mathrm{Gamma}(d, s)`, ``s`` the calibration's
 ``noise_scale``), so for any direction ``c`` the noise part of :math:`c^\top\bar w` has the law of

@@ -360,21 +360,6 @@ def _fitted(model) -> Inference:
     return inf
 
 
-def _without_derivative_noise(M: np.ndarray, Hi: np.ndarray, lam: float,
-                              kvar: float) -> np.ndarray:
-    r"""A factor ``F`` of :math:`MM^\top - \lambda^2\tfrac{d+1}{2}\,kvar\,\hat H^{-2}`: the
-    noise map of output perturbation without the second-order bias of the released
-    derivative's noise ``N`` (:math:`M = M_0 - \lambda\hat H^{-1}N` gives
-    :math:`E[MM^\top] = M_0M_0^\top + \lambda^2\hat H^{-1}E[N^2]\hat H^{-1}`, and the release's
-    spherical symmetric noise has :math:`E[N^2] = \tfrac{d+1}{2}\,kvar\,I`: diagonal entries
-    of variance ``kvar``, off-diagonal ones ``kvar/2``). Eigenvalues that the subtraction would
-    make negative are set to 0."""
-    d = M.shape[0]
-    C = M @ M.T - (lam * lam * kvar * (d + 1) / 2.0) * (Hi @ Hi)
-    vals, vecs = np.linalg.eigh(0.5 * (C + C.T))
-    return vecs * np.sqrt(np.maximum(vals, 0.0))
-
-
 def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
            derivative: np.ndarray | None = None, derivative_scale: float = 0.0) -> Inference:
     """The :class:`Inference` on the fitted scale from a released information ``H`` (its
@@ -411,8 +396,6 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
         M = eye + lam * Hi
         if derivative is not None:
             M = M - lam * (Hi @ derivative)
-            if derivative_scale > 0:
-                M = _without_derivative_noise(M, Hi, lam, (m + 1) * derivative_scale ** 2)
         N = s * M
         P2 = (d + 1) * s * s * eye
     elif cal.method in ("gaussian", "amp"):
