@@ -356,8 +356,12 @@ def one(task):
 # running and saving
 # ---------------------------------------------------------------------------------------------
 
-def _cell_name(design, n, eps):
-    return f"{design}_n{n}_eps{eps:g}"
+def _cell_name(design, n, eps, methods):
+    """The files' stem: a cell without objective perturbation (the WALR sweep, the edge cells)
+    names its methods, so that it never shares files with the sweep's cell of the same
+    design, n and eps."""
+    tag = "" if "objective" in methods else "_" + "-".join(methods)
+    return f"{design}_n{n}_eps{eps:g}{tag}"
 
 
 def _seeds(base, design, n, eps, reps):
@@ -381,7 +385,7 @@ def _head() -> str:
 def run_cell(pool, outdir: Path, design, n, eps, methods, reps, chunk, base):
     seeds = _seeds(base, design, n, eps, reps)
     for start in range(0, reps, chunk):
-        path = outdir / f"{_cell_name(design, n, eps)}_{start:05d}.npz"
+        path = outdir / f"{_cell_name(design, n, eps, methods)}_{start:05d}.npz"
         stop = min(start + chunk, reps)
         if path.exists():
             with np.load(path) as z:
@@ -405,8 +409,8 @@ def run_cell(pool, outdir: Path, design, n, eps, methods, reps, chunk, base):
               f"{load0:.1f} -> {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
 
 
-def load_cell(outdir: Path, design, n, eps):
-    files = sorted(outdir.glob(f"{_cell_name(design, n, eps)}_*.npz"))
+def load_cell(outdir: Path, design, n, eps, methods):
+    files = sorted(outdir.glob(f"{_cell_name(design, n, eps, methods)}_[0-9][0-9][0-9][0-9][0-9].npz"))
     if not files:
         return None
     parts = [dict(np.load(f)) for f in files]
@@ -463,7 +467,7 @@ def kappa_table(all_cells, methods, bins):
     rows = []
     for lo, hi in zip(bins[:-1], bins[1:]):
         fits, hits, tot, worst, widths = 0, 0, 0, [], []
-        for (design, n, eps), cell in all_cells.items():
+        for (design, n, eps, _), cell in all_cells.items():
             for meth in methods:
                 if meth not in cell["methods"]:
                     continue
@@ -491,9 +495,9 @@ def kappa_table(all_cells, methods, bins):
 def report(outdir: Path, which: str, markdown: bool, stream=sys.stdout):
     all_cells = {}
     for design, n, eps, methods in cells(which):
-        c = load_cell(outdir, design, n, eps)
+        c = load_cell(outdir, design, n, eps, methods)
         if c is not None:
-            all_cells[(design, n, eps)] = c
+            all_cells[(design, n, eps, methods)] = c
     p = lambda s="": print(s, file=stream)  # noqa: E731
     p(f"KAPPA_MAX = {estimate_module.KAPPA_MAX:g} (every given interval of the dplr methods is "
       "claimed); "
@@ -504,7 +508,7 @@ def report(outdir: Path, which: str, markdown: bool, stream=sys.stdout):
       "/ max (worst) | coverage given min / mean / max | width / glm | glm coverage min / mean |")
     p("|---|---|---|---|---|---|---|---|---|---|---|")
     bad = []
-    for (design, n, eps), cell in all_cells.items():
+    for (design, n, eps, _), cell in all_cells.items():
         g = cell["glm_covered"][cell["glm_status"] == GIVEN].mean(0)
         for meth in cell["methods"]:
             r = summarise(cell, meth, *rule_for(meth))
