@@ -78,6 +78,14 @@ a central difference of two exact information passes at :math:`\tilde w \pm hv/\
 value theorem, so the bound holds for it too). Its noise moves the stated variance like
 :math:`\hat H`'s (:class:`~privatelr.inference.estimate.VarianceNoise`) and is widened for
 in the same way.
+The same release gives the ridge correction its second-order term: with
+:math:`\delta = \hat w - w_\lambda`, :math:`0 = \nabla L(w_\lambda + \delta) = -\lambda w_\lambda +
+H\delta + \tfrac12 T[\delta, \delta] + O(\delta^3)` and :math:`\delta \approx \lambda v`, so
+:math:`\bar w = (I + \lambda\hat H^{-1})\tilde w - \tfrac{\lambda^2}{2}\hat H^{-1}\hat K v` (the
+variance gains :math:`\tfrac{\lambda^4}{4}\hat H^{-1}E[NvvN]\hat H^{-1}` from :math:`\hat K`'s
+noise). Output perturbation's default λ is large next to the information on imbalanced data
+(:math:`\lambda\|H^{-1}\| \approx 0.6` at 5 % positives, n = 50,000), where the one-step
+correction alone left a bias of 0.9 standard errors (coverage 0.862).
 
 Both noises are spherical (:math:`\|b\| \sim \mathrm{Gamma}(d, s)`, ``s`` the calibration's
 ``noise_scale``), so for any direction ``c`` the noise part of :math:`c^\top\bar w` has the law of

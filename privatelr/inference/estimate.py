@@ -384,6 +384,17 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
         v = Hi @ coef
         cov_e = 0.5 * hvar * ((v @ v) * np.eye(d) + np.outer(v, v))
         sigma2 = sigma2 + lam * lam * (Hi @ cov_e @ Hi)
+    if derivative is not None and cal.method == "output" and lam > 0:
+        # the second-order term of the ridge correction (package docstring, "Output
+        # perturbation's evaluation point"): -lam^2/2 H^-1 T[v, v], T[v, v] = K v along the
+        # direction the derivative was released for; its noise N adds
+        # lam^4/4 H^-1 E[N v v' N] H^-1
+        u = np.linalg.solve(H, coef)
+        estimate = estimate - 0.5 * lam * lam * (Hi @ (derivative @ u))
+        if derivative_scale > 0:
+            kv = 0.5 * (m + 1) * derivative_scale ** 2
+            cov_k = kv * ((u @ u) * np.eye(d) + np.outer(u, u))
+            sigma2 = sigma2 + 0.25 * lam ** 4 * (Hi @ cov_k @ Hi)
     s = cal.noise_scale
     eye = np.eye(d)
     N = np.zeros((d, d))
