@@ -65,8 +65,8 @@ derivative, and :math:`\lambda H(\tilde w)^{-1}w_\lambda \approx \lambda H^{-1}w
 :math:`T[\eta]v = K\eta` with :math:`K = T[v] = \frac1n\sum_i a_i\ell'''(x_i^\top\tilde w)
 (x_i^\top v)\,x_ix_i^\top`, the derivative of the information along ``v``, so the noise is
 :math:`M\eta`, :math:`M = I + \lambda H^{-1} - \lambda H^{-1}K` — a first-order term that
-left out made the intervals 3–12 % narrow on the health design at every ``n`` (the coverage
-table's worst cell, 0.929; ``benchmarks/bench_output_point.py``). Output perturbation therefore
+left out made the intervals 3–12 % narrow on the health design at every ``n`` (coverage
+0.929 before this release; ``benchmarks/bench_output_point.py``). Output perturbation therefore
 spends half of its inference share on :math:`\hat K`, released at ``v`` :math:`= \hat H^{-1}
 \tilde w` (public once :math:`\hat H` is: adaptive composition). Replacing one row changes the
 sum by two terms :math:`a_i\ell'''(\cdot)(x_i^\top v)x_ix_i^\top/n`, each of Frobenius norm at
