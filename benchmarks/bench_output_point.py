@@ -35,9 +35,10 @@ from privatelr.calibration import calibrate, default_lambda_inference_output
 from privatelr.datasets import HEALTH_LEVELS, HEALTH_RANGES, make_health
 from privatelr.inference import DEFAULT_SHARE, information_sensitivity
 from privatelr.inference.estimate import law_of
+from privatelr.losses import LogisticLoss
 
 FORMULA = "y ~ age + bmi + sex + smoker + region"
-C3 = 1.0 / (6.0 * math.sqrt(3.0))
+C3 = LogisticLoss.third_derivative_bound
 
 
 def one(n: int, eps: float, seed: int = 7) -> dict:

@@ -194,8 +194,7 @@ class VarianceNoise:
     def relative_sd(self, u: np.ndarray) -> float:
         Hi, n, lam = self.Hi, self.n, self.lam
         a = Hi @ u
-        Ka = np.zeros_like(a) if self.K is None else self.K @ a
-        v = u + lam * a - lam * Ka
+        v = u + lam * a if self.K is None else u + lam * a - lam * (self.K @ a)
         c = self.P2 @ v
         b1 = Hi @ (self.P1 @ a)
         b2 = Hi @ (c if self.K is None else c - self.K @ c)
@@ -360,6 +359,13 @@ def _fitted(model) -> Inference:
     return inf
 
 
+def _noise_quadratic(var: float, v: np.ndarray) -> np.ndarray:
+    """:math:`E[EvvE] = \\tfrac{var}{2}(\\|v\\|^2 I + vv^\\top)` for the release's spherical
+    symmetric noise ``E`` with per-coordinate variance ``var`` in the Frobenius isometry
+    (diagonal entries of variance ``var``, off-diagonal ones ``var/2``)."""
+    return 0.5 * var * ((v @ v) * np.eye(v.size) + np.outer(v, v))
+
+
 def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
            derivative: np.ndarray | None = None, derivative_scale: float = 0.0) -> Inference:
     """The :class:`Inference` on the fitted scale from a released information ``H`` (its
@@ -381,9 +387,8 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
     estimate = coef + lam * (Hi @ coef)
     sigma2 = Hi / n
     if hvar > 0 and lam > 0:
-        v = Hi @ coef
-        cov_e = 0.5 * hvar * ((v @ v) * np.eye(d) + np.outer(v, v))
-        sigma2 = sigma2 + lam * lam * (Hi @ cov_e @ Hi)
+        sigma2 = sigma2 + lam * lam * (Hi @ _noise_quadratic(hvar, Hi @ coef) @ Hi)
+    kvar = (m + 1) * derivative_scale ** 2 if derivative is not None else 0.0
     if derivative is not None and cal.method == "output" and lam > 0:
         # the second-order term of the ridge correction (package docstring, "Output
         # perturbation's evaluation point"): -lam^2/2 H^-1 T[v, v], T[v, v] = K v along the
@@ -391,10 +396,8 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
         # lam^4/4 H^-1 E[N v v' N] H^-1
         u = np.linalg.solve(H, coef)
         estimate = estimate - 0.5 * lam * lam * (Hi @ (derivative @ u))
-        if derivative_scale > 0:
-            kv = 0.5 * (m + 1) * derivative_scale ** 2
-            cov_k = kv * ((u @ u) * np.eye(d) + np.outer(u, u))
-            sigma2 = sigma2 + 0.25 * lam ** 4 * (Hi @ cov_k @ Hi)
+        if kvar > 0:
+            sigma2 = sigma2 + 0.25 * lam ** 4 * (Hi @ _noise_quadratic(kvar, u) @ Hi)
     s = cal.noise_scale
     eye = np.eye(d)
     N = np.zeros((d, d))
@@ -418,7 +421,6 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
             O = cal.output_scale * (eye + lam * Hi)
             sigma2 = sigma2 + O @ O.T
             P2 = cal.output_scale ** 2 * eye
-    kvar = (m + 1) * derivative_scale ** 2 if derivative is not None else 0.0
     noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar,
                           K=derivative if cal.method == "output" else None,
                           kvar=kvar) if hvar > 0 else None

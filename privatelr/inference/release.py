@@ -15,11 +15,7 @@ from ..defaults import DEFAULT_SHARE     # re-exported here; its home imports no
 
 __all__ = ["InferenceRelease", "check_inference", "split_budget", "information_sensitivity",
            "derivative_sensitivity", "information_eps", "symmetric_noise",
-           "release_information", "DEFAULT_SHARE", "THIRD_DERIVATIVE_BOUND"]
-
-#: The largest :math:`|\ell'''|` of the logistic loss: :math:`\ell''' = \sigma(1-\sigma)(1-2\sigma)`
-#: peaks at :math:`\sigma = 1/2 \pm 1/(2\sqrt3)`, where it is :math:`1/(6\sqrt3)`.
-THIRD_DERIVATIVE_BOUND = 1.0 / (6.0 * math.sqrt(3.0))
+           "release_information", "DEFAULT_SHARE"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,15 +156,18 @@ def symmetric_noise(d: int, scale: float, rng: np.random.Generator) -> np.ndarra
 def derivative_sensitivity(n: int, weights_bound: float, norm_bound: float,
                            v_norm: float) -> float:
     """:math:`\\Delta_K = 2c_3AB^3\\|v\\|/n`, the Frobenius-norm sensitivity of the information's
-    derivative along ``v`` (:data:`THIRD_DERIVATIVE_BOUND` ``= c_3``; module docstring,
-    "Output perturbation's evaluation point").
+    derivative along ``v`` (``c_3`` :math:`= 1/(6\\sqrt3)`, the logistic loss's
+    ``third_derivative_bound``; module docstring, "Output perturbation's evaluation point").
 
     Examples
     --------
     >>> round(derivative_sensitivity(100, 1.0, 1.0, 2.0), 12)
     0.003849001795
     """
-    return 2.0 * THIRD_DERIVATIVE_BOUND * weights_bound * norm_bound ** 3 * v_norm / n
+    from ..losses import LogisticLoss
+
+    c3 = LogisticLoss.third_derivative_bound
+    return 2.0 * c3 * weights_bound * norm_bound ** 3 * v_norm / n
 
 
 def information_eps(eps: float, method: str) -> float:
