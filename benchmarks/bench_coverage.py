@@ -24,13 +24,13 @@ default lambda 0).
 Per replication the script records, for every method, whether intervals exist at all (the
 information matrix released positive definite, the bias correction smaller than the estimate,
 WALR's unpenalised estimate exists), the noise index of the refusal rule (κ for the four dplr
-methods, WALR's RMS noise of the linear predictor), which of the 95 % intervals cover the truth,
+methods, WALR's largest noise of a row's linear predictor), which of the 95 % intervals cover the truth,
 the error in standard errors, and each width relative to glm's Wald interval on the same rows
 (``dplr(..., eps=0, lambda_=0, inference=True)``, ``confint(method="wald")``); the thresholds
 of the rule are patched off while the intervals are computed, so the report can apply any rule
 to the same replications. Per cell it prints: the refusal rate under the package's rule, the
-share flagged conservative, coverage (min / mean / max over coefficients) of the claimed
-intervals and of all given intervals, the mean width ratio; then coverage pooled by noise
+coverage (min / mean / max over coefficients) of the given intervals, the mean width ratio and
+the largest mean error in standard errors; then coverage pooled by noise
 index (the evidence for the rule).
 
 Runs are chunked (``--chunk`` replications per file in ``--out``) and resumable: a chunk whose
@@ -433,31 +433,26 @@ def load_cell(outdir: Path, design, n, eps, methods):
 # ---------------------------------------------------------------------------------------------
 
 def rule_for(method):
-    if method == "walr":
-        return estimate_module.WALR_CLAIM, estimate_module.WALR_MAX
-    return estimate_module.KAPPA_MAX, estimate_module.KAPPA_MAX   # no flagged band
+    """The package's threshold on the method's noise index: intervals above it are refused."""
+    return estimate_module.WALR_MAX if method == "walr" else estimate_module.KAPPA_MAX
 
 
-def summarise(cell, method, claim, cap):
+def summarise(cell, method, cap):
     st, kap = cell[f"{method}_status"], cell[f"{method}_kappa"]
     cov, width = cell[f"{method}_covered"], cell[f"{method}_width"]
     z = cell[f"{method}_z"]
     given = (st == GIVEN) & (kap <= cap)
-    claimed = given & (kap <= claim)
-    r = dict(reps=len(st), refused=1.0 - given.mean(), given=int(given.sum()),
-             conservative=float((given & ~claimed).sum() / max(given.sum(), 1)),
-             claimed=int(claimed.sum()))
-    for tag, mask in (("claimed", claimed), ("given", given)):
-        if mask.sum():
-            c = cov[mask].mean(0)
-            r[f"cov_{tag}"] = (c.min(), c.mean(), c.max(), int(c.argmin()))
-            r[f"width_{tag}"] = float(np.nanmean(width[mask]))
-            r[f"bias_{tag}"] = np.nanmean(z[mask], axis=0)
+    r = dict(reps=len(st), refused=1.0 - given.mean(), given=int(given.sum()))
+    if given.sum():
+        c = cov[given].mean(0)
+        r["cov"] = (c.min(), c.mean(), c.max(), int(c.argmin()))
+        r["width"] = float(np.nanmean(width[given]))
+        r["bias"] = np.nanmean(z[given], axis=0)
     return r
 
 
 KAPPA_BINS = (0.0, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, math.inf)
-WALR_BINS = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, math.inf)
+WALR_BINS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 4.0, math.inf)
 
 
 def kappa_table(all_cells, methods, bins):
@@ -499,42 +494,40 @@ def report(outdir: Path, which: str, markdown: bool, stream=sys.stdout):
         if c is not None:
             all_cells[(design, n, eps, methods)] = c
     p = lambda s="": print(s, file=stream)  # noqa: E731
-    p(f"KAPPA_MAX = {estimate_module.KAPPA_MAX:g} (every given interval of the dplr methods is "
-      "claimed); "
-      f"WALR_CLAIM = {estimate_module.WALR_CLAIM:g}, WALR_MAX = {estimate_module.WALR_MAX:g} "
-      "(WALR's index: RMS privacy noise of the linear predictor)")
+    p(f"KAPPA_MAX = {estimate_module.KAPPA_MAX:g} (the dplr methods' index κ), WALR_MAX = "
+      f"{estimate_module.WALR_MAX:g} (WALR's index: the largest privacy noise of a row's linear "
+      "predictor); intervals above them are refused")
     p()
-    p("| design | n | eps | method | reps | refused | conservative | coverage claimed min / mean "
-      "/ max (worst) | coverage given min / mean / max | width / glm | glm coverage min / mean |")
-    p("|---|---|---|---|---|---|---|---|---|---|---|")
+    p("| design | n | eps | method | reps | refused | coverage min / mean / max (worst) | "
+      "width / glm | mean error / SE (most biased) | glm coverage min / mean |")
+    p("|---|---|---|---|---|---|---|---|---|---|")
     bad = []
     for (design, n, eps, _), cell in all_cells.items():
         g = cell["glm_covered"][cell["glm_status"] == GIVEN].mean(0)
         for meth in cell["methods"]:
-            r = summarise(cell, meth, *rule_for(meth))
-            if "cov_claimed" in r:
-                c = r["cov_claimed"]
+            r = summarise(cell, meth, rule_for(meth))
+            if "cov" in r:
+                c = r["cov"]
                 cc = f"{c[0]:.3f} / {c[1]:.3f} / {c[2]:.3f} ({cell['names'][c[3]]})"
-                if r["claimed"] >= 300 and not (0.93 <= c[0] and c[2] <= 0.97):
+                if r["given"] >= 300 and not (0.93 <= c[0] and c[2] <= 0.97):
                     bad.append((design, n, eps, meth))
+                j = int(np.nanargmax(np.abs(r["bias"])))
+                wd, bs = f"{r['width']:.2f}", f"{r['bias'][j]:+.2f} ({cell['names'][j]})"
             else:
-                cc = "—"
-            cg = ("—" if "cov_given" not in r else
-                  "{:.3f} / {:.3f} / {:.3f}".format(*r["cov_given"][:3]))
-            wd = "—" if "width_given" not in r else f"{r['width_given']:.2f}"
+                cc = wd = bs = "—"
             p(f"| {design} | {n:,} | {eps:g} | {meth} | {r['reps']} | {r['refused']:.1%} | "
-              f"{r['conservative']:.1%} | {cc} | {cg} | {wd} | {g.min():.3f} / {g.mean():.3f} |")
+              f"{cc} | {wd} | {bs} | {g.min():.3f} / {g.mean():.3f} |")
     p()
     tot_s = sum(c["seconds"] for c in all_cells.values())
     p(f"{len(all_cells)} cells; compute {tot_s / 60:.0f} min wall on 2 worker processes (mean "
       f"load average {np.mean([c['load'] for c in all_cells.values()]):.1f}; measured at "
       f"{', '.join(sorted(set().union(*(c['commits'] for c in all_cells.values()))))}); "
-      "claimed cells "
-      f"(>= 300 claimed intervals) with a coefficient outside [0.93, 0.97]: {bad or 'none'}")
+      "cells with >= 300 given intervals and a coefficient outside [0.93, 0.97]: "
+      f"{bad or 'none'}")
     p()
     for title, meths, bins in (("κ (objective, output, gaussian, amp)",
                                 ("objective", "output", "gaussian", "amp"), KAPPA_BINS),
-                               ("WALR's RMS noise of the linear predictor", ("walr",),
+                               ("WALR's largest noise of a row's linear predictor", ("walr",),
                                 WALR_BINS)):
         p(f"Coverage pooled by {title}:")
         p()

@@ -2,7 +2,7 @@ r"""The bias-corrected estimate of a fitted model and the law of its error, from
 quantities only (derivations in :mod:`privatelr.inference`).
 
 :func:`for_model` builds an :class:`Inference` on the fitted (mapped) scale, decides whether
-intervals are claimed, flagged as conservative or refused, and transforms it exactly to the
+intervals are given (claimed) or refused, and transforms it exactly to the
 data's own units through the public map (``scale="data"``, the default). :func:`point_estimate`
 is the one estimate a model reports and predicts with.
 """
@@ -19,20 +19,19 @@ from scipy.special import ndtri
 
 from .laws import mixture_cdf, mixture_quantile
 
-__all__ = ["Inference", "VarianceNoise", "law_of", "for_model", "point_estimate", "unit_matrix",
-           "scale_names", "inverse_unbiased", "KAPPA_MAX", "WALR_CLAIM", "WALR_MAX", "SCALES",
-           "NOT_ASKED"]
+__all__ = ["Inference", "VarianceNoise", "OutputVarianceNoise", "law_of", "for_model",
+           "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased", "output_parts",
+           "KAPPA_MAX", "WALR_MAX", "SCALES", "NOT_ASKED"]
 
 #: Intervals are refused when the release's noise makes the variance of some coefficient's
 #: estimate uncertain by more than this relative standard deviation ``r`` (twice the relative
 #: noise κ of its standard error): the second-order widening ``1 + (q² + 1)r²/8`` would then
 #: exceed 1.6 and the expansion behind it stops being accurate (package docstring).
 KAPPA_MAX = 0.5
-#: WALR: up to this RMS privacy noise of the linear predictor (logit scale) its intervals are
-#: claimed (the coverage study in RESULTS.md, ``benchmarks/bench_coverage.py``) ...
-WALR_CLAIM = 0.25
-#: ... above it and up to this one they are given flagged "conservative"; above, refused.
-WALR_MAX = 1.0
+#: WALR: intervals are given while the release's privacy noise moves no row's linear predictor
+#: by more than this (standard deviation, logit scale), and refused above it (the coverage
+#: study in RESULTS.md, ``benchmarks/bench_coverage.py``).
+WALR_MAX = 0.5
 #: The scales a table can be reported on.
 SCALES = ("data", "mapped")
 
@@ -62,13 +61,12 @@ class Inference:
     kappa : float
         The index of the validity rule: for the ``dplr`` methods the largest relative noise of
         a coefficient's standard error from the information's noise (half the relative
-        standard deviation ``r`` of its variance); for WALR the RMS privacy noise of the
-        linear predictor.
+        standard deviation ``r`` of its variance); for WALR the largest privacy noise of a
+        row's linear predictor.
     private : bool
-    quality : {"exact", "claimed", "conservative"}
+    quality : {"exact", "claimed"}
         ``exact``: a non-private fit; ``claimed``: the intervals cover at their level (to the
-        accuracy of the coverage study); ``conservative``: WALR's release is so noisy that its
-        intervals over-cover — usable bounds, flagged as such.
+        accuracy of the coverage study).
     scale : {"data", "mapped"}
     noise : VarianceNoise or None
         How the released information's noise enters the variance (None when the information
@@ -87,7 +85,7 @@ class Inference:
     private: bool = False
     quality: str = "exact"
     scale: str = "data"
-    noise: "VarianceNoise | None" = None
+    noise: "VarianceNoise | OutputVarianceNoise | None" = None
     back: np.ndarray | None = None
 
     @property
@@ -167,20 +165,18 @@ def _widening(q: float, r: float) -> float:
 
 @dataclass(frozen=True)
 class VarianceNoise:
-    r"""How the noise ``E`` of the released information :math:`\hat H = H + E` (and, under
-    output perturbation, the noise ``N`` of its released derivative :math:`\hat K = K + N`)
-    moves the stated variance :math:`V(u) = u^\top\Sigma u` of a fitted-scale direction ``u``,
-    where :math:`\Sigma = \hat H^{-1}/n + \hat H^{-1}P_1\hat H^{-1} + M P_2 M^\top`,
-    :math:`M = I + \lambda\hat H^{-1} - \lambda\hat H^{-1}\hat K` (sampling, noise through the
-    objective, noise on the output; :math:`\hat K = 0` except under output perturbation).
-    To first order :math:`\delta V = -\langle E, G\rangle_F - \langle N, G_K\rangle_F`
-    with, for :math:`a = \hat H^{-1}u`, :math:`v = M^\top u = u + \lambda a - \lambda\hat Ka`,
-    :math:`b_1 = \hat H^{-1}P_1a` and :math:`b_2 = \hat H^{-1}(I - \hat K)P_2v`,
-    :math:`G = aa^\top/n + (ab_1^\top + b_1a^\top) + \lambda(ab_2^\top + b_2a^\top)` and
-    :math:`G_K = \lambda(ac^\top + ca^\top)`, :math:`c = P_2v`; each release's noise has
-    per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2` (``kvar`` :math:`= (m+1)s_K^2`) in
-    the Frobenius isometry and is spherically symmetric and independent of the other, so
-    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar\,\|G\|_F^2 + kvar\,\|G_K\|_F^2}`."""
+    r"""How the noise ``E`` of the released information :math:`\hat H = H + E` moves the
+    stated variance :math:`V(u) = u^\top\Sigma u` of a fitted-scale direction ``u``, where
+    :math:`\Sigma = \hat H^{-1}/n + \hat H^{-1}P_1\hat H^{-1} + M P_2 M^\top`,
+    :math:`M = I + \lambda\hat H^{-1}` (sampling, noise through the objective, noise on the
+    output). To first order :math:`\delta V = -\langle E, G\rangle_F` with, for
+    :math:`a = \hat H^{-1}u`, :math:`v = M^\top u = u + \lambda a`,
+    :math:`b_1 = \hat H^{-1}P_1a` and :math:`b_2 = \hat H^{-1}P_2v`,
+    :math:`G = aa^\top/n + (ab_1^\top + b_1a^\top) + \lambda(ab_2^\top + b_2a^\top)`; the
+    release's noise has per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2` in the
+    Frobenius isometry and is spherically symmetric, so
+    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar}\,\|G\|_F`. Output perturbation with
+    its released derivative has its own map (:class:`OutputVarianceNoise`)."""
 
     Hi: np.ndarray
     n: int
@@ -188,25 +184,114 @@ class VarianceNoise:
     P1: np.ndarray
     P2: np.ndarray
     hvar: float
-    K: np.ndarray | None = None
-    kvar: float = 0.0
 
     def relative_sd(self, u: np.ndarray) -> float:
         Hi, n, lam = self.Hi, self.n, self.lam
         a = Hi @ u
-        v = u + lam * a if self.K is None else u + lam * a - lam * (self.K @ a)
+        v = u + lam * a
         c = self.P2 @ v
         b1 = Hi @ (self.P1 @ a)
-        b2 = Hi @ (c if self.K is None else c - self.K @ c)
+        b2 = Hi @ c
         V = float(a @ u) / n + float(a @ self.P1 @ a) + float(v @ c)
         if V <= 0.0:
             return math.inf
         G = np.outer(a, a) / n + np.outer(a, b1) + np.outer(b1, a) \
             + lam * (np.outer(a, b2) + np.outer(b2, a))
         var = self.hvar * float(np.linalg.norm(G)) ** 2
-        if self.kvar > 0:
-            var += self.kvar * (lam * float(np.linalg.norm(np.outer(a, c) + np.outer(c, a)))) ** 2
         return math.sqrt(var) / V
+
+
+@dataclass(frozen=True)
+class OutputVarianceNoise:
+    r""":class:`VarianceNoise` for output perturbation's resummed correction
+    (:func:`output_parts`): the stated variance of a fitted-scale direction ``u`` is
+    :math:`V = a^\top u/n + p_2\|C^\top u\|^2`, :math:`a = \hat H^{-1}u`,
+    :math:`p_2 = (d+1)s^2` and :math:`C = I + \lambda A^{-1}X`,
+    :math:`X = (I - \tfrac\lambda2\hat K\hat H^{-1})(I - \hat K)`,
+    :math:`A = \hat H + \tfrac\lambda2\hat K`. With :math:`w = C^\top u`,
+    :math:`p = A^{-1}u`, :math:`q = A^{-1}Xw`, :math:`g = \hat H^{-1}\hat Kp`,
+    :math:`h = \hat H^{-1}(I - \hat K)w` and :math:`p' = p - \tfrac\lambda2 g`, differentiating
+    ``C`` (:math:`dA^{-1} = -A^{-1}dA\,A^{-1}`, likewise :math:`\hat H^{-1}`) gives
+    :math:`\delta V = -\langle E, G\rangle_F - \langle N, G_K\rangle_F` with
+
+    .. math:: G = aa^\top/n + p_2\big(\lambda(pq^\top + qp^\top)
+              - \tfrac{\lambda^2}{2}(gh^\top + hg^\top)\big),\quad
+              G_K = p_2\big(\tfrac{\lambda^2}{2}(pq^\top + qp^\top + ph^\top + hp^\top)
+              + \lambda(p'w^\top + wp'^\top)\big)
+
+    (to first order in λ these are :class:`VarianceNoise`'s ``G`` and ``G_K``), and
+    :math:`\operatorname{sd}(\delta V) = \sqrt{hvar\,\|G\|_F^2 + kvar\,\|G_K\|_F^2}`, each
+    release's noise spherical with per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2`
+    (``kvar`` :math:`= (m+1)s_K^2`) and independent of the other. ``tests/unit/test_output_derivative_release.py`` checks ``G`` and ``G_K``
+    against central differences of ``V``."""
+
+    Hi: np.ndarray
+    Ai: np.ndarray
+    K: np.ndarray
+    C: np.ndarray
+    n: int
+    lam: float
+    p2: float
+    hvar: float
+    kvar: float
+
+    def variance(self, u: np.ndarray) -> float:
+        """The stated variance ``V`` of ``u`` (sampling and output noise)."""
+        w = self.C.T @ u
+        return float(self.Hi @ u @ u) / self.n + self.p2 * float(w @ w)
+
+    def gradients(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, G_K)`` of the class docstring."""
+        Hi, Ai, K, lam, p2 = self.Hi, self.Ai, self.K, self.lam, self.p2
+        a = Hi @ u
+        w = self.C.T @ u
+        p = Ai @ u
+        q = (self.C @ w - w) / lam              # = A^-1 X w
+        g = Hi @ (K @ p)
+        h = Hi @ (w - K @ w)
+        G = np.outer(a, a) / self.n + p2 * (lam * (np.outer(p, q) + np.outer(q, p))
+                                             - 0.5 * lam * lam * (np.outer(g, h) + np.outer(h, g)))
+        pp = p - 0.5 * lam * g
+        GK = p2 * (0.5 * lam * lam * (np.outer(p, q) + np.outer(q, p) + np.outer(p, h)
+                                      + np.outer(h, p))
+                   + lam * (np.outer(pp, w) + np.outer(w, pp)))
+        return G, GK
+
+    def relative_sd(self, u: np.ndarray) -> float:
+        V = self.variance(u)
+        if V <= 0.0:
+            return math.inf
+        G, GK = self.gradients(u)
+        var = self.hvar * float(np.linalg.norm(G)) ** 2 + self.kvar * float(np.linalg.norm(GK)) ** 2
+        return math.sqrt(var) / V
+
+
+def output_parts(H: np.ndarray, K: np.ndarray, lam: float, hvar: float = 0.0,
+                 kvar: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""``(Hi, Ai, C)`` of output perturbation's resummed correction from the released
+    :math:`\hat H` and :math:`\hat K` (package docstring, "Output perturbation's evaluation
+    point"): :math:`\hat H^{-1}` and :math:`A^{-1}`, :math:`A = \hat H + \tfrac\lambda2\hat K`,
+    each the method-of-moments inverse of :func:`inverse_unbiased` when its noise variance
+    (``hvar``, and ``hvar + λ²kvar/4`` for ``A``) is positive, and the noise map
+    :math:`C = I + \lambda A^{-1}(I - \tfrac\lambda2\hat K\hat H^{-1})(I - \hat K)`.
+    ``numpy.linalg.LinAlgError`` when ``H`` or ``A`` is not positive definite."""
+    d = H.shape[0]
+    eye = np.eye(d)
+    A = H + 0.5 * lam * K
+    A = 0.5 * (A + A.T)
+    np.linalg.cholesky(H)
+    np.linalg.cholesky(A)
+    Hi = np.linalg.inv(H)
+    Hi = 0.5 * (Hi + Hi.T)
+    Ai = np.linalg.inv(A)
+    Ai = 0.5 * (Ai + Ai.T)
+    if hvar > 0:
+        Hi = inverse_unbiased(Hi, hvar)
+    avar = hvar + 0.25 * lam * lam * kvar
+    if avar > 0:
+        Ai = inverse_unbiased(Ai, avar)
+    C = eye + lam * (Ai @ ((eye - 0.5 * lam * (K @ Hi)) @ (eye - K)))
+    return Hi, Ai, C
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,11 +344,12 @@ def _walr(model) -> Inference:
     :math:`(NH)^{-1} + \sigma^2H^{-2}` with :math:`H = H(\bar\theta)`.
 
     The expansion is first order in the noise; its reach into the curvature of
-    :math:`g^{-1}` is measured by the RMS noise ``s`` of the linear predictor (stored as
-    ``kappa``): intervals are claimed for ``s <=`` :data:`WALR_CLAIM`, flagged conservative up
-    to :data:`WALR_MAX` (the error's law is then heavy-tailed but the intervals, whose
-    :math:`H(\bar\theta)` shrinks exactly when the noise pushes :math:`\bar\theta` far,
-    over-cover), and refused above it or when :math:`\bar\theta` does not exist."""
+    :math:`g^{-1}` is measured by the largest noise ``s`` of a row's linear predictor (stored
+    as ``kappa``): intervals are given for ``s <=`` :data:`WALR_MAX` and refused above it or
+    when :math:`\bar\theta` does not exist. There is no band of "conservative" intervals:
+    above the threshold the coverage study found them over-covering on some designs (0.99 and
+    more at a rare factor level) and under-covering on others (0.79-0.92 for the intercept at
+    5 % positives, n <= 5,000), so they are not usable bounds."""
     rel = model.inference
     if rel is None:
         raise ValueError("this WALR fit has no information matrix (it did not converge, or has "
@@ -290,11 +376,9 @@ def _walr(model) -> Inference:
     if private:
         if not spread <= WALR_MAX:
             raise ValueError(_walr_refusal(
-                f"the release's noise moves the linear predictor by {spread:.2g} (RMS) on the "
-                f"logit scale, where a first-order interval is not reliable (intervals are "
-                f"given up to {WALR_MAX:g})"))
-        if spread > WALR_CLAIM:
-            quality = "conservative"
+                f"the release's noise moves some row's linear predictor by {spread:.2g} (sd) "
+                f"on the logit scale, where a first-order interval is not reliable (intervals "
+                f"are given up to {WALR_MAX:g})"))
     sigma2 = Hi / model.n + sigma * sigma * (Hi @ Hi)
     return Inference(names=list(model.columns), estimate=estimate, sigma2=sigma2,
                      noise_map=np.zeros((model.k, model.k)), d=model.k, kappa=spread,
@@ -376,28 +460,21 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
     :math:`s(I + \\lambda\\hat H^{-1} - \\lambda\\hat H^{-1}\\hat K)` (:mod:`privatelr.inference`).
     ``numpy.linalg.LinAlgError`` when ``H`` is not positive definite."""
     n, d, lam = cal.n, cal.d, cal.lambda_
+    m = d * (d + 1) // 2
+    hvar = (m + 1) * noise_scale_H ** 2
+    coef = np.asarray(coef, float)
+    if derivative is not None and cal.method == "output" and lam > 0:
+        return _output_law(H, coef, cal, hvar, derivative, (m + 1) * derivative_scale ** 2,
+                           names)
     np.linalg.cholesky(H)
     Hi = np.linalg.inv(H)
     Hi = 0.5 * (Hi + Hi.T)
-    m = d * (d + 1) // 2
-    hvar = (m + 1) * noise_scale_H ** 2
     if hvar > 0:
         Hi = inverse_unbiased(Hi, hvar)
-    coef = np.asarray(coef, float)
     estimate = coef + lam * (Hi @ coef)
     sigma2 = Hi / n
     if hvar > 0 and lam > 0:
         sigma2 = sigma2 + lam * lam * (Hi @ _noise_quadratic(hvar, Hi @ coef) @ Hi)
-    kvar = (m + 1) * derivative_scale ** 2 if derivative is not None else 0.0
-    if derivative is not None and cal.method == "output" and lam > 0:
-        # the second-order term of the ridge correction (package docstring, "Output
-        # perturbation's evaluation point"): -lam^2/2 H^-1 T[v, v], T[v, v] = K v along the
-        # direction the derivative was released for; its noise N adds
-        # lam^4/4 H^-1 E[N v v' N] H^-1
-        u = np.linalg.solve(H, coef)
-        estimate = estimate - 0.5 * lam * lam * (Hi @ (derivative @ u))
-        if kvar > 0:
-            sigma2 = sigma2 + 0.25 * lam ** 4 * (Hi @ _noise_quadratic(kvar, u) @ Hi)
     s = cal.noise_scale
     eye = np.eye(d)
     N = np.zeros((d, d))
@@ -406,11 +483,8 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
     if cal.method == "objective":
         N = s * Hi / n
         P1 = (d + 1) * (s / n) ** 2 * eye
-    elif cal.method == "output":
-        M = eye + lam * Hi
-        if derivative is not None:
-            M = M - lam * (Hi @ derivative)
-        N = s * M
+    elif cal.method == "output":           # a release without the derivative (older files)
+        N = s * (eye + lam * Hi)
         P2 = (d + 1) * s * s * eye
     elif cal.method in ("gaussian", "amp"):
         # Gaussian noise b ~ N(0, s^2 I) in the objective: its part -Hi b / n is Gaussian
@@ -421,15 +495,43 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
             O = cal.output_scale * (eye + lam * Hi)
             sigma2 = sigma2 + O @ O.T
             P2 = cal.output_scale ** 2 * eye
-    noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar,
-                          K=derivative if cal.method == "output" else None,
-                          kvar=kvar) if hvar > 0 else None
+    noise = VarianceNoise(Hi=Hi, n=n, lam=lam, P1=P1, P2=P2, hvar=hvar) if hvar > 0 else None
+    return _inference(names, estimate, sigma2, N, cal, noise)
+
+
+def _inference(names, estimate, sigma2, N, cal, noise) -> Inference:
+    """The :class:`Inference` of :func:`law_of`, its index κ half the largest relative noise
+    ``r`` of a coefficient's variance."""
+    d = N.shape[0]
+    eye = np.eye(d)
     kappa = 0.0 if noise is None else \
         max(noise.relative_sd(eye[j]) for j in range(d)) / 2.0
     private = cal.method != "nonprivate"
     return Inference(names=list(names), estimate=estimate, sigma2=sigma2, noise_map=N, d=d,
                      kappa=kappa, private=private, quality="claimed" if private else "exact",
                      scale="mapped", noise=noise)
+
+
+def _output_law(H, coef, cal, hvar, K, kvar, names) -> Inference:
+    r"""Output perturbation with the released derivative ``K`` (package docstring, "Output
+    perturbation's evaluation point"): the resummed estimate
+    :math:`\bar w = \tilde w + \lambda A^{-1}\tilde w`, :math:`A = \hat H + \tfrac\lambda2\hat K`,
+    its noise map :math:`sC` (:func:`output_parts`), and the first-order effect of the two releases' noises
+    :math:`E, N` on the estimate, :math:`-\lambda A^{-1}(E + \tfrac\lambda2 N)r` with
+    :math:`r = A^{-1}\tilde w`, added to the Gaussian part."""
+    n, d, lam, s = cal.n, cal.d, cal.lambda_, cal.noise_scale
+    Hi, Ai, C = output_parts(H, K, lam, hvar, kvar)
+    r = Ai @ coef
+    estimate = coef + lam * r
+    sigma2 = Hi / n
+    if hvar > 0:
+        sigma2 = sigma2 + lam * lam * (Ai @ _noise_quadratic(hvar, r) @ Ai)
+    if kvar > 0:
+        sigma2 = sigma2 + 0.25 * lam ** 4 * (Ai @ _noise_quadratic(kvar, r) @ Ai)
+    noise = OutputVarianceNoise(Hi=Hi, Ai=Ai, K=K, C=C, n=n, lam=lam, p2=(d + 1) * s * s,
+                                hvar=hvar, kvar=kvar) if hvar > 0 else None
+    # the noise of c'w is c' sC eta = (sC' c)' eta: the map acting on directions is sC'
+    return _inference(names, estimate, sigma2, s * C.T, cal, noise)
 
 
 # ---------------------------------------------------------------------------------------------

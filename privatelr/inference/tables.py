@@ -99,7 +99,7 @@ def confint(model, parm=None, level: float = 0.95, *, method: str | None = None,
     Columns are R's (``"2.5 %"``, ``"97.5 %"`` at ``level=0.95``); rows the coefficients, or
     those named in ``parm``. Private models: the exact law of sampling error plus privacy noise
     (:mod:`privatelr.inference`), centred at the bias-corrected estimate; ``df.attrs["quality"]``
-    says ``"claimed"`` or ``"conservative"``. Non-private models (``eps=0``): R's profile
+    says ``"claimed"``. Non-private models (``eps=0``): R's profile
     likelihood (``method="profile"``, the default, as R's ``confint(glm)``) or Wald's
     (``method="wald"``, R's ``confint.default``).
 

@@ -353,9 +353,6 @@ def _inference_table(model, odds_ratios: bool, level: float, scale: str = "data"
                  "the bias-corrected one the coefficients above report):")
         notes.append(" z value: the standard-normal score of the exact p-value (the privacy "
                      "noise is not normal, so it differs from Estimate / Std. Error).")
-        if quality == "conservative":
-            notes.append(" Intervals: conservative (the released information matrix is noisy; "
-                         "they cover more often than their level).")
     if model.inference is not None and model.inference.eps > 0:
         notes.append(f" Inference: eps {r_number(model.inference.eps)} spent on the information "
                      f"matrix, besides eps {r_number(model.eps)} on the coefficients.")

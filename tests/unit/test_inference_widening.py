@@ -112,44 +112,76 @@ def test_relative_sd_with_the_released_derivative_matches_monte_carlo():
 
 
 def test_output_law_with_the_derivative_matches_the_estimates_spread():
-    """The estimate of output perturbation, (I + lam Ĥ^-1) w~ with Ĥ evaluated at the noisy
-    w~ = w_lam + eta, spreads as M eta with M = I + lam H^-1 - lam H^-1 K (K the information's
-    derivative along H^-1 w_lam): checked on fixed rows over 3,000 draws of eta (exact Ĥ, no
-    sampling error). The design makes the derivative's term large — the law without it is
-    ~20 % narrow in the checked direction — while the sample sd is within ~1.3 % (1/sqrt(2 *
-    3000)) of the truth: a 6 % tolerance passes the law with K and fails the one without."""
+    """Output perturbation's estimate w~ + lam (Ĥ + lam/2 K̂)^-1 w~, with Ĥ and K̂ evaluated at
+    the noisy w~ = w_lam + eta, spreads as C eta (C of `output_parts`): checked on fixed rows
+    over 3,000 draws of eta (exact Ĥ and K̂, no sampling error), running the package's own
+    estimator at each draw. The design makes the derivative's terms large (lam |H^-1 K| = 0.58)
+    — the first-order map without them, I + lam H^-1, is ~30 % narrow in the checked direction
+    — and the direction is one where C c and C' c differ by about 10 %, so a transposed noise
+    map fails too; the sample sd is within ~1.3 % (1/sqrt(2 * 3000)) of the truth, and a 6 %
+    tolerance passes the law (whose truncation error grows with lam |H^-1 K|: it is 1-2 % here,
+    ~10 % at 0.9 and ~20 % at 1.2, where the mean-value form behind C stops being accurate)."""
     from scipy.special import expit
 
+    from privatelr.inference.estimate import output_parts
     from privatelr.mechanisms import sphere_gamma_noise
 
     rng = np.random.default_rng(8)
     n, d = 3000, 3
     X = np.c_[np.ones(n), rng.uniform(-1, 1, (n, d - 1))]
-    w = np.array([1.5, 2.0, -1.0])                    # stands for w_lambda (fixed rows)
-    lam, s = 0.1, 0.01
+    w = np.array([1.0, 1.5, -1.0])                    # stands for w_lambda (fixed rows)
+    lam, s = 0.02, 0.01                               # lam |H^-1 K| = 0.58
+    cal = calibrate(n, d, eps=1.0, lambda_=lam, method="output", data_norm=1.0)
+    names = ["a", "b", "c"]
 
-    def info(b):
+    def release(b):
         p = expit(X @ b)
-        return (X * (p * (1 - p))[:, None]).T @ X / n, p
+        H = (X * (p * (1 - p))[:, None]).T @ X / n
+        v = np.linalg.solve(H, b)
+        return H, (X * (p * (1 - p) * (1 - 2 * p) * (X @ v))[:, None]).T @ X / n
 
-    H, p = info(w)
-    Hi = np.linalg.inv(H)
-    v = Hi @ w
-    K = (X * (p * (1 - p) * (1 - 2 * p) * (X @ v))[:, None]).T @ X / n
     c = np.array([1.0, 0.0, 0.0])
     est = []
     for _ in range(3000):
         wt = w + sphere_gamma_noise(d, s, rng)
-        Ht, _ = info(wt)
-        est.append(c @ (wt + lam * np.linalg.solve(Ht, wt)))
+        Ht, Kt = release(wt)
+        est.append(c @ law_of(Ht, wt, cal, 0.0, names, Kt, 0.0).estimate)
     sd_mc = float(np.std(est))
-    cal = calibrate(n, d, eps=1.0, lambda_=lam, method="output", data_norm=1.0)
-    with_k = np.eye(d) + lam * Hi - lam * Hi @ K
-    without = np.eye(d) + lam * Hi
-    sd = {name: s * math.sqrt(d + 1) * float(np.linalg.norm(M.T @ c))
-          for name, M in (("with", with_k), ("without", without))}
-    assert sd["with"] == pytest.approx(sd_mc, rel=0.06)
-    assert abs(sd["without"] / sd_mc - 1) > 0.12
-    # law_of builds the same noise map from the released derivative
-    inf = law_of(H, w, cal, 0.0, ["a", "b", "c"], K, 0.0)
-    assert np.allclose(inf.noise_map, cal.noise_scale * with_k)
+    H, K = release(w)
+    inf = law_of(H, w, cal, 0.0, names, K, 0.0)
+    _, _, C = output_parts(H, K, lam)
+    assert np.allclose(inf.noise_map, cal.noise_scale * C.T)
+    assert abs(np.linalg.norm(C @ c) / np.linalg.norm(C.T @ c) - 1) > 0.08
+    sd = math.sqrt(d + 1) * float(np.linalg.norm(inf.noise_map @ c)) * s / cal.noise_scale
+    first = s * math.sqrt(d + 1) * float(np.linalg.norm((np.eye(d) + lam * np.linalg.inv(H)) @ c))
+    assert sd == pytest.approx(sd_mc, rel=0.06)
+    assert abs(first / sd_mc - 1) > 0.2
+
+
+def test_output_variance_gradients_match_central_differences():
+    """`OutputVarianceNoise`'s G and G_K are the derivatives of the stated variance
+    V(Ĥ, K̂) = u'Ĥ^-1u/n + p2 |C'u|^2 (no inverse debiasing: zero noise variances) along any
+    symmetric direction: checked against central differences (step 1e-6, error ~1e-11
+    relative) in five random directions each, to 1e-6."""
+    from privatelr.inference.estimate import OutputVarianceNoise, output_parts
+
+    rng = np.random.default_rng(3)
+    d, n, lam, p2 = 4, 500, 0.3, 0.02
+    A = rng.standard_normal((d, d))
+    H = A @ A.T / d + 0.5 * np.eye(d)
+    K = symmetric_noise(d, 0.2, rng)
+    u = rng.standard_normal(d)
+
+    def noise(H, K):
+        Hi, Ai, C = output_parts(H, K, lam)
+        return OutputVarianceNoise(Hi=Hi, Ai=Ai, K=K, C=C, n=n, lam=lam, p2=p2, hvar=1.0,
+                                   kvar=1.0)
+
+    G, GK = noise(H, K).gradients(u)
+    h = 1e-6
+    for _ in range(5):
+        E = symmetric_noise(d, 1.0, rng)
+        dE = (noise(H + h * E, K).variance(u) - noise(H - h * E, K).variance(u)) / (2 * h)
+        dN = (noise(H, K + h * E).variance(u) - noise(H, K - h * E).variance(u)) / (2 * h)
+        assert -np.sum(E * G) == pytest.approx(dE, rel=1e-6)
+        assert -np.sum(E * GK) == pytest.approx(dN, rel=1e-6)
