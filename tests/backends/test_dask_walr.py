@@ -53,6 +53,10 @@ def test_release_and_newton_fit_equal_in_memory(client):
     fd = walr_fit(_d(X), dsk, weights=_d(w), lambda_=1e-3, solver="newton")
     assert fd.status == "ok" and fd.solver == "newton"
     np.testing.assert_allclose(fd.coef, fm.coef, rtol=0, atol=1e-10)
+    # the inference's estimate and index (the largest row noise: one mapped scan on Dask)
+    np.testing.assert_allclose(fd.inference.estimate, fm.inference.estimate, rtol=0, atol=1e-9)
+    assert fm.inference.spread > 0
+    assert fd.inference.spread == pytest.approx(fm.inference.spread, rel=1e-9)
     # unweighted, numpy labels with Dask features
     mem = noisy_dot_product(X, y, eps=np.inf, delta=1e-6)
     dsk = noisy_dot_product(_d(X), y, eps=np.inf, delta=1e-6)
