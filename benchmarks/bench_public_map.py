@@ -15,8 +15,8 @@ argument at its default, where ``pb`` is one of three public maps from the codeb
 
 Scores (on the test rows, with ``predict(model, test)``, i.e. the estimate the model reports):
 log-loss and AUC (the c-index), mean +- standard error over ``--seeds`` seeds (default 20);
-"intervals" is the share of seeds whose ``confint`` is given (claimed or flagged conservative)
-and how many of those are flagged conservative; a non-private glm (``eps=0``) row for scale.
+"intervals" is the share of seeds whose ``confint`` is given; a non-private glm (``eps=0``) row
+for scale.
 
 The second table (issue 28's done-when) counts, for 10 seeds at eps = 0.5, 1, 2 with the
 centred map and the default settings, how often intervals are given.
@@ -95,27 +95,25 @@ def main(argv=None):
              f"`python benchmarks/bench_public_map.py --seeds {args.seeds}`; n = {args.n:,} "
              "training and 20,000 test rows per seed (drawn anew), default settings "
              "(`inference=True`, default lambda and share); mean ± SE over seeds.", "",
-             "| map | eps | test log-loss | test AUC | intervals given | of which conservative "
-             "| fit time (s) |", "|---|---|---|---|---|---|---|"]
+             "| map | eps | test log-loss | test AUC | intervals given | fit time (s) |",
+             "|---|---|---|---|---|---|"]
     for kind in MAPS:
         for eps in EPSILONS:
             rs = [out[(kind, eps, args.n, s)] for s in range(args.seeds)]
             q = [r[2] for r in rs]
-            given = sum(x in ("claimed", "conservative") for x in q)
             lines.append(f"| {kind} | {eps:g} | {mean_se([r[0] for r in rs])} | "
-                         f"{mean_se([r[1] for r in rs])} | {given}/{args.seeds} | "
-                         f"{q.count('conservative')} | {np.mean([r[3] for r in rs]):.2f} |")
+                         f"{mean_se([r[1] for r in rs])} | {q.count('claimed')}/{args.seeds} | "
+                         f"{np.mean([r[3] for r in rs]):.2f} |")
     rs = [out[("centred", 0.0, args.n, s)] for s in range(args.seeds)]
     lines.append(f"| glm (eps = 0) | – | {mean_se([r[0] for r in rs])} | "
-                 f"{mean_se([r[1] for r in rs])} | – | – | {np.mean([r[3] for r in rs]):.2f} |")
+                 f"{mean_se([r[1] for r in rs])} | – | {np.mean([r[3] for r in rs]):.2f} |")
     lines += ["", "Interval availability at the issue's done-when (centred map, n = "
               f"{args.n:,}, default settings, seeds 100-109):", "",
-              "| eps | intervals given (of 10) | claimed | conservative | refused |",
-              "|---|---|---|---|---|"]
+              "| eps | intervals given (of 10) | refused |",
+              "|---|---|---|"]
     for eps in (0.5, 1.0, 2.0):
         q = [out[("centred", eps, args.n, 100 + s)][2] for s in range(10)]
-        lines.append(f"| {eps:g} | {10 - q.count('refused')} | {q.count('claimed')} | "
-                     f"{q.count('conservative')} | {q.count('refused')} |")
+        lines.append(f"| {eps:g} | {q.count('claimed')} | {q.count('refused')} |")
     up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     lines += ["", f"Total {time.time() - start:.0f} s on 2 worker processes; `uptime`: {up}", ""]
     text = "\n".join(lines)
