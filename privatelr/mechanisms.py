@@ -708,6 +708,14 @@ def objective_gaussian_sigma(eps_eff: float, delta: float) -> float:
     """
     eps_eff = check_real("eps_eff", eps_eff, low=0.0, low_open=True)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    return _objective_sigma(eps_eff, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _objective_sigma(eps_eff: float, delta: float) -> float:
+    """:func:`objective_gaussian_sigma` for checked arguments, remembered (as
+    :func:`_analytic_sigma`): a pure function of (ε', δ) whose root-finding costs about 3 ms,
+    asked for again by every Gaussian or AMP fit at the same budget (audits, simulations)."""
     log_delta = math.log(delta)
     # first guess: near the Gaussian mechanism's for sensitivity 2
     guess = math.log(2.0) + min(0.5 * math.log(2.0 * (math.log(3.75) - log_delta))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import subprocess
 import sys
 import warnings
@@ -153,11 +154,25 @@ def run_bash(text: str, where: Path) -> None:
             expected.append([])
     prelude: list[str] = []
     for command, lines in zip(commands, expected):
-        out = subprocess.run(["bash", "-ec", "\n".join(prelude + [command])], cwd=where,
-                             capture_output=True, text=True, env=env(), timeout=300)
+        variable = re.match(r"^([A-Z_]+)=", command)
+        script, fds = "\n".join(prelude + [command]), ()
+        if variable:                         # its value, written to a pipe for this test
+            read_fd, write_fd = os.pipe()
+            script, fds = script + f'\nprintf %s "${variable.group(1)}" >&{write_fd}', (write_fd,)
+        try:
+            out = subprocess.run(["bash", "-ec", script], cwd=where, capture_output=True,
+                                 text=True, env=env(), timeout=300, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if variable:
+            with os.fdopen(read_fd) as fh:
+                value = fh.read()
         assert out.returncode == 0, (command, out.stderr[-2000:])
-        if re.match(r"^[A-Z_]+=", command):
-            prelude.append(command)          # a variable later commands use
+        if variable:
+            # a variable later commands use: its value is assigned to them (the command that
+            # computed it ran once, here, and is not run again before every later command)
+            prelude.append(f"{variable.group(1)}={shlex.quote(value)}")
         got = out.stdout.strip().splitlines()
         if lines:
             assert len(got) == len(lines), (command, got)

@@ -30,6 +30,7 @@ def test_blocks_are_found():
     assert claims >= 2, claims        # the values README states are checked, not just run
 
 
+@pytest.mark.heavy
 def test_quick_start_is_two_commands_and_true():
     kind, text = QUICK_START
     lines = [ln for ln in text.splitlines() if ln.strip()]

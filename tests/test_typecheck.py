@@ -25,6 +25,7 @@ def test_py_typed_ships():
     assert '"privatelr" = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
 
 
+@pytest.mark.heavy
 def test_mypy_is_clean(tmp_path):
     env = dict(os.environ)
     env.pop("MYPYPATH", None)

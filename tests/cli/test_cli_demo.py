@@ -6,7 +6,10 @@ import re
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.heavy
 def test_demo_leads_with_private_fits_and_shows_the_cost():
     out = subprocess.run([sys.executable, "-m", "privatelr.cli", "demo", "--seed", "1"],
                          capture_output=True, text=True, timeout=120)

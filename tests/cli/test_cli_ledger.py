@@ -138,6 +138,7 @@ _KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("where", ["fitting", "saving"])
 def test_a_run_killed_mid_way_leaves_a_valid_ledger_that_never_undercounts(data, where):
     d = data

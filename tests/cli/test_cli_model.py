@@ -47,6 +47,7 @@ LEVELS = {"cyl": ["4", "6", "8"], "gearname": ["three", "four", "five"]}
 LEVEL_ARGS = ["--levels", "cyl=4,6,8", "--levels", "gearname=three,four,five"]
 
 
+@pytest.mark.heavy
 def test_fit_predict_summary_match_the_python_api(tmp_path, cars_csv):
     model_path = tmp_path / "m.json"
     proc = run("fit", str(cars_csv), "--formula", FORMULA, "--eps", "1", "--data-norm", "40",
@@ -149,6 +150,7 @@ def test_default_chunk_size_is_documented(capsys):
     assert code == 0 and "50,000" in out and "--chunk-size" in out
 
 
+@pytest.mark.heavy
 def test_100k_row_csv_fit_and_predict(tmp_path):
     # 100,000 rows: fit and predict through the console entry point finish and agree with the
     # in-memory model; predict reads 2 chunks of 50,000 rows (checked in the streaming test).

@@ -56,6 +56,7 @@ def test_python_block(block, tmp_path, monkeypatch):
     run_python(source, tmp_path, monkeypatch, filename=f"docs/{page}")
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("block", [b for b in TO_RUN if b[2] == "bash" and b[3] != QUICK_START],
                          ids=_id)
 def test_bash_block(block, tmp_path):

@@ -66,6 +66,7 @@ def test_offline_configuration():
     assert re.search(r'^nb_execution_mode = "off"', conf, flags=re.M)   # notebooks not run
 
 
+@pytest.mark.heavy
 def test_site_builds_and_documents_every_public_name(tmp_path):
     # one test, so that the build runs once whatever the number of pytest-xdist workers
     proc = _build(tmp_path)

@@ -17,6 +17,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -133,6 +134,7 @@ def test_written_files_read_back_bit_for_bit(case):
     assert (data.lambda_, data.eps, data.h) == (lam, eps, h)
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(600))
 @given(case=TEXTS)
 @example(case=("2 1 0.1 1 0.5 -0.5 1 -1", False))

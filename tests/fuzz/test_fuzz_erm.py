@@ -17,6 +17,7 @@ Properties:
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -134,6 +135,7 @@ def _fit_property(kwargs, names):
         assert np.array_equal(again.coef, result.coef)
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(800))
 @given(case=calls())
 def test_fit_returns_finite_coefficients_or_names_the_argument(case):

@@ -48,6 +48,7 @@ def _formula_property(formula, frame, cwd):
     assert os.listdir(cwd) == []
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(300))
 @given(case=formula_and_frame())
 def test_formula_fits_or_refuses_cleanly(empty_cwd, case):
@@ -117,6 +118,7 @@ def _names_property(names):
         assert np.array_equal(back.predict(frame), p, equal_nan=True)
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(100))
 @given(names=_COLUMN_NAMES)
 def test_any_column_name_is_data(names):

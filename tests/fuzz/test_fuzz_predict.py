@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -132,6 +133,7 @@ def _alone_property(model, batch, cut, *, series=False):
             assert equal(np.concatenate([plain(c) for c in chunks]), ref), (type_, cut)
 
 
+@pytest.mark.heavy
 @settings(max_examples=examples(100))
 @given(model=models, batch=batches(), cut=st.integers(1, 6))
 def test_a_row_is_the_same_alone_as_in_any_batch(model, batch, cut):

@@ -66,6 +66,7 @@ def _break_noise(monkeypatch, factor):
     return calls
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", list(CASES))
 def test_audit_erm_mechanism_stays_below_claim(name):
     kwargs, status, _ = CASES[name]
@@ -77,6 +78,7 @@ def test_audit_erm_mechanism_stays_below_claim(name):
         assert res.eps_lower > 0.1, res.summary()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", list(CASES))
 def test_audit_erm_flags_a_tenth_of_the_noise(name, monkeypatch):
     kwargs, _, trials = CASES[name]

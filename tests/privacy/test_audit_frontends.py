@@ -36,6 +36,7 @@ CASES = {c.name: c for c in (audit_all.dplr_cases() + [audit_all.walr_case(),
                                                        audit_all.tuning_case()])}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", list(CASES))
 def test_front_end_audit(name):
     case = CASES[name]

@@ -46,6 +46,7 @@ def _fit(df, formula="y ~ x", **kw):
         return dplr(formula, df, eps=EPS, lambda_=1.0, random_state=0, **kw)
 
 
+@pytest.mark.heavy
 def test_numeric_response_all_ones_vs_one_zero():
     D = _frame([1, 1, 1, 1, 1, 1])
     Dp = _frame([1, 1, 1, 1, 1, 0])

@@ -36,6 +36,10 @@ from scipy.stats import gamma, kstest
 from privatelr import dplr
 from privatelr.datasets import load_iris
 
+# one pytest-xdist worker runs the whole module (tests/conftest.py: _ONE_WORKER_MODULES), so that
+# the 1200 fits of the module-scoped fixture `draws` are made once
+pytestmark = pytest.mark.heavy
+
 N_SEEDS = 300
 LAM = 0.05
 EPS = 1.0

@@ -138,6 +138,7 @@ def _check_gaussian_law(draws, sigma):
     assert stats.kstest(z, "norm").pvalue > 1e-3
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 def test_gaussian_objective_noise_law_end_to_end(loss):
     X, y = _data()
@@ -153,6 +154,7 @@ def test_gaussian_objective_noise_law_end_to_end(loss):
     _check_gaussian_law(np.array(bs), res.noise_scale)
 
 
+@pytest.mark.heavy
 def test_amp_noise_law_end_to_end(monkeypatch):
     """AMP's output noise: the release minus the exact minimiser for the recorded b."""
     X, y = _data()
@@ -213,6 +215,7 @@ def _mechanism(**kw):
     return mechanism
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("method, loss", [("gaussian", "logistic"), ("gaussian", "huber"),
                                           ("amp", "huber")])
 def test_audit_gaussian_methods_stay_below_claim(method, loss):
@@ -222,6 +225,7 @@ def test_audit_gaussian_methods_stay_below_claim(method, loss):
     assert res.passed and res.eps_lower < 1.0, res.summary()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("method", ["gaussian", "amp"])
 def test_audit_flags_a_third_of_the_gaussian_noise(method, monkeypatch):
     real = erm.gaussian_noise

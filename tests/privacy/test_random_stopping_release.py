@@ -55,6 +55,7 @@ def _joint_event(t: int, c: float) -> float:
     return GAMMA * (1 - GAMMA) ** (t - 1) * math.exp(t * float(_log_s(1.0 - c)))
 
 
+@pytest.mark.heavy
 def test_the_run_count_with_the_output_has_no_finite_eps():
     for t, loss in ((4, 4 / 3), (40, 40 / 3)):
         ratio = math.log(_joint_event(t, 1.0) / _joint_event(t, 0.0))

@@ -107,6 +107,7 @@ def test_caps_count_the_columns_each_atom_makes(df):
         make_spec("y ~ f:e", wide)
 
 
+@pytest.mark.heavy
 def test_term_and_product_caps(df):
     names = [f"x{i}" for i in range(20)]
     wide = pd.DataFrame({n: np.zeros(0) for n in names + ["y"]})

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import privatelr
 
 ROOT = Path(privatelr.__file__).parent
@@ -126,6 +128,7 @@ def test_optional_dependencies_stay_in_their_module():
         assert users <= OPTIONAL[dep], (dep, users - OPTIONAL[dep])
 
 
+@pytest.mark.heavy
 def test_no_module_is_named_like_a_function_it_exports():
     modules, _, _, _ = _graph()
     clashes = []

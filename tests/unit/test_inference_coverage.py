@@ -32,6 +32,7 @@ def _private_fit(X, y, eps, rng):
     return erm.fit(X, y, lambda_=lam, eps=eps, data_norm=B, inference=True, random_state=rng)
 
 
+@pytest.mark.heavy
 def test_95_percent_intervals_cover_95_percent():
     """n = 2000, two covariates, ε = 2, objective perturbation: coverage of w0[1] over R = 1500
     independent replications.
@@ -52,6 +53,7 @@ def test_95_percent_intervals_cover_95_percent():
     assert 1392 <= covered <= 1455, covered
 
 
+@pytest.mark.heavy
 def test_the_naive_interval_fails_when_noise_dominates():
     """The interval from sampling variance alone, centred at the released coefficients, covers
     far less than 95% at ε = 0.5 (the privacy noise is several times the sampling error): 0.43

@@ -59,6 +59,7 @@ def test_relative_sd_of_the_variance_matches_monte_carlo(method):
     assert r == pytest.approx(r_mc, rel=0.06)
 
 
+@pytest.mark.heavy
 def test_release_noise_has_the_stated_second_moment():
     # hvar = (m + 1) s^2 per coordinate of the Frobenius isometry: E||E||_F^2 = m (m + 1) s^2
     rng = np.random.default_rng(3)

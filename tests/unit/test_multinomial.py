@@ -115,6 +115,7 @@ def _check_radius(radii, shape, scale):
         assert stats.kstest(radii, wrong.cdf).pvalue < 1e-4
 
 
+@pytest.mark.heavy
 def test_objective_perturbation_noise_law_end_to_end():
     X, y = _data()
     rng = np.random.default_rng(7)
@@ -132,6 +133,7 @@ def test_objective_perturbation_noise_law_end_to_end():
     assert min(stats.kstest((u[:, j] + 1) / 2, beta.cdf).pvalue for j in range(6)) > 1e-4
 
 
+@pytest.mark.heavy
 def test_output_perturbation_noise_law_end_to_end():
     X, y = _data()
     exact = mn.fit(X, y, classes=[0, 1, 2], lambda_=0.05, eps=0).coef
@@ -161,6 +163,7 @@ def test_declared_classes_and_refusals():
         mn.fit(X, labels, classes=["a", "b", "c"], lambda_=0.1, eps=1.0, accountant=acc)
 
 
+@pytest.mark.heavy
 def test_audit_stays_below_claim_and_flags_a_tenth_of_the_noise(monkeypatch):
     """Neighbours: five rows in [-1, 1], the first row's label moved from class 0 to class 2.
     The correct mechanism stays below eps = 1; noise / 10 is flagged (bound above 1.3; with 300

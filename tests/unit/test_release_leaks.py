@@ -474,6 +474,7 @@ def _fit_everything(tmp_path, capsys):
     return out, fits
 
 
+@pytest.mark.heavy
 def test_no_artefact_carries_the_seed(tmp_path, capsys):
     """Issue 27, item 1: every artefact that leaves a fit — call, saved files, release(),
     pickles of every result type and of the fitted scikit-learn estimator, the command line's

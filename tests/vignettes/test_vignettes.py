@@ -25,6 +25,7 @@ def test_every_issue_vignette_is_present():
             "walr_label_privacy", "inference_under_dp"} <= names
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_vignette_executes_at_small_scale(path, monkeypatch):
     monkeypatch.setenv("PRIVATELR_VIGNETTE_SCALE", "small")
