@@ -219,11 +219,12 @@ class OutputVarianceNoise:
               G_K = p_2\big(\tfrac{\lambda^2}{2}(pq^\top + qp^\top + ph^\top + hp^\top)
               + \lambda(p'w^\top + wp'^\top)\big)
 
-    (to first order in λ these are :class:`VarianceNoise`'s ``G`` and ``G_K``), and
+    (with :math:`\hat K = 0` and to first order in λ, ``G`` is :class:`VarianceNoise`'s), and
     :math:`\operatorname{sd}(\delta V) = \sqrt{hvar\,\|G\|_F^2 + kvar\,\|G_K\|_F^2}`, each
     release's noise spherical with per-coordinate variance ``hvar`` :math:`= (m+1)s_H^2`
-    (``kvar`` :math:`= (m+1)s_K^2`) and independent of the other. ``tests/unit/test_output_derivative_release.py`` checks ``G`` and ``G_K``
-    against central differences of ``V``."""
+    (``kvar`` :math:`= (m+1)s_K^2`) and independent of the other.
+    ``tests/unit/test_inference_widening.py`` checks ``G`` and ``G_K`` against central
+    differences of ``V``."""
 
     Hi: np.ndarray
     Ai: np.ndarray
@@ -516,9 +517,10 @@ def _output_law(H, coef, cal, hvar, K, kvar, names) -> Inference:
     r"""Output perturbation with the released derivative ``K`` (package docstring, "Output
     perturbation's evaluation point"): the resummed estimate
     :math:`\bar w = \tilde w + \lambda A^{-1}\tilde w`, :math:`A = \hat H + \tfrac\lambda2\hat K`,
-    its noise map :math:`sC` (:func:`output_parts`), and the first-order effect of the two releases' noises
-    :math:`E, N` on the estimate, :math:`-\lambda A^{-1}(E + \tfrac\lambda2 N)r` with
-    :math:`r = A^{-1}\tilde w`, added to the Gaussian part."""
+    its noise map :math:`sC` (:func:`output_parts`), and the first-order effect of the two
+    releases' noises :math:`E, N` on the estimate,
+    :math:`-\lambda A^{-1}(E + \tfrac\lambda2 N)r` with :math:`r = A^{-1}\tilde w`, added to
+    the Gaussian part."""
     n, d, lam, s = cal.n, cal.d, cal.lambda_, cal.noise_scale
     Hi, Ai, C = output_parts(H, K, lam, hvar, kvar)
     r = Ai @ coef
