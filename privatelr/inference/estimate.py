@@ -32,6 +32,9 @@ KAPPA_MAX = 0.5
 #: by more than this (standard deviation, logit scale), and refused above it (the coverage
 #: study in RESULTS.md, ``benchmarks/bench_coverage.py``).
 WALR_MAX = 0.5
+#: Output perturbation: the resummed correction's matrix came out indefinite.
+A_NOT_PD = ("the released information corrected by its released derivative (H + lam/2 K, "
+            "output perturbation) is not positive definite")
 #: The scales a table can be reported on.
 SCALES = ("data", "mapped")
 
@@ -281,7 +284,10 @@ def output_parts(H: np.ndarray, K: np.ndarray, lam: float, hvar: float = 0.0,
     A = H + 0.5 * lam * K
     A = 0.5 * (A + A.T)
     np.linalg.cholesky(H)
-    np.linalg.cholesky(A)
+    try:
+        np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(A_NOT_PD) from None
     Hi = np.linalg.inv(H)
     Hi = 0.5 * (Hi + Hi.T)
     Ai = np.linalg.inv(A)
@@ -427,9 +433,10 @@ def _fitted(model) -> Inference:
     try:
         inf = law_of(rel.information, coef, cal, rel.noise_scale, names,
                      rel.derivative, rel.derivative_scale)
-    except np.linalg.LinAlgError:
-        raise ValueError(_too_noisy("the released information matrix is not positive definite",
-                                    rel)) from None
+    except np.linalg.LinAlgError as exc:
+        what = (A_NOT_PD if str(exc) == A_NOT_PD else
+                "the released information matrix is not positive definite")
+        raise ValueError(_too_noisy(what, rel)) from None
     if inf.kappa > KAPPA_MAX:
         raise ValueError(_too_noisy(
             f"the noise of the released information matrix would make a coefficient's "
@@ -457,9 +464,9 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
     noise scale ``noise_scale_H``, 0 when exact), the released coefficients and the fit's
     calibration; no validity rule applied (``kappa`` is its index). ``derivative``: output
     perturbation's released derivative of the information along :math:`\\hat H^{-1}\\tilde w`
-    (noise scale ``derivative_scale``), which enters the noise map
-    :math:`s(I + \\lambda\\hat H^{-1} - \\lambda\\hat H^{-1}\\hat K)` (:mod:`privatelr.inference`).
-    ``numpy.linalg.LinAlgError`` when ``H`` is not positive definite."""
+    (noise scale ``derivative_scale``), which resums the ridge correction and enters the noise
+    map (:func:`output_parts`, :mod:`privatelr.inference`). ``numpy.linalg.LinAlgError`` when
+    ``H`` (or output's :math:`\\hat H + \\tfrac\\lambda2\\hat K`) is not positive definite."""
     n, d, lam = cal.n, cal.d, cal.lambda_
     m = d * (d + 1) // 2
     hvar = (m + 1) * noise_scale_H ** 2

@@ -118,3 +118,23 @@ def test_the_released_derivative_resums_the_ridge_correction():
     two = law_of(rel.information, res.coef, cal, 0.0, names, rel.derivative, 0.0).estimate
     assert np.linalg.norm(one - w0) > 0.05 * np.linalg.norm(w0)    # a real ridge bias left
     assert np.linalg.norm(two - w0) < 0.1 * np.linalg.norm(one - w0)
+
+
+def test_an_indefinite_resummed_matrix_refuses_and_says_which():
+    """Output perturbation's correction inverts H + lam/2 K; when the released derivative makes
+    it indefinite the intervals are refused, and the message names that matrix rather than the
+    information (which is positive definite here)."""
+    from dataclasses import replace
+
+    from privatelr import confint
+
+    X, y = _rows()
+    res = erm.fit(X, y, lambda_=0.05, eps=50.0, data_norm=1.0, method="output",
+                  inference=True, random_state=3)
+    d = X.shape[1]
+    lam = res.calibration.lambda_
+    bad = -(4.0 / lam) * np.linalg.eigvalsh(res.inference.information).max() * np.eye(d)
+    broken = replace(res, inference=replace(res.inference, derivative=bad))
+    assert np.all(np.linalg.eigvalsh(broken.inference.information) > 0)
+    with pytest.raises(ValueError, match=r"corrected by its released derivative \(H \+ lam/2 K"):
+        confint(broken)
