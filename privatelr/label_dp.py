@@ -980,7 +980,7 @@ def walr_fit(X, noisy, *, weights=None, lambda_: float = 0.0, solver: str = "hyb
     if result.status == "ok":
         result = replace(result, inference=walr_inference(
             ERMObjective(X, -np.ones(n), LogisticLoss(), 0.0, weights=w),
-            lambda L: _largest_row_norm(X, L), result.coef, lam,
+            _largest_noise(as_rows(X, None, None, None)), result.coef, lam,
             0.0 if release is None else release.sigma, _unpenalised_in_memory(X, w, v, n)))
     if result.status == "ok" and lam == 0.0 and float(np.abs(X @ result.coef).max()) > 30.0:
         warnings.warn("fitted probabilities numerically 0 or 1 occurred with lambda_=0: the data "
@@ -1163,13 +1163,10 @@ def walr_inference(objective, largest_norm, coef: np.ndarray, lambda_: float, si
                            spread=spread)
 
 
-def _largest_row_norm(X: np.ndarray, L: np.ndarray, chunk: int = 65536) -> float:
-    r""":math:`\max_i \|Lx_i\|` over the rows of ``X`` (``L`` symmetric), a block at a time."""
-    top = 0.0
-    for start in range(0, X.shape[0], chunk):
-        B = X[start:start + chunk] @ L
-        top = max(top, float(np.einsum("ij,ij->i", B, B).max(initial=0.0)))
-    return math.sqrt(top)
+def _largest_noise(rows):
+    r"""``largest_norm`` of :func:`walr_inference` over a row source: :math:`\max_i\|Lx_i\|`
+    is the largest row norm of the rows mapped by ``L`` (symmetric), one scan on any backend."""
+    return lambda L: rows.mapped(lambda B: B @ L, rows.d).scan().max_norm
 
 
 def _unpenalised_in_memory(X, w, v, n):
@@ -1224,8 +1221,7 @@ def fit_rows_newton(rows, noisy, columns, *, lambda_: float = 0.0, solver: str =
             return r.x if r.convergence == 0 and np.isfinite(r.x).all() else None
 
         info = walr_inference(rows.objective(LogisticLoss(), 0.0, labels=False),
-                              lambda L: rows.mapped(lambda B: B @ L, k).scan().max_norm,
-                              rep.x, lam,
+                              _largest_noise(rows), rep.x, lam,
                               0.0 if release is None else release.sigma, solve)
     return WALRResult(coef=rep.x, status=status, converged=rep.convergence == 0,
                       inference=info, message=rep.message, iterations=rep.iterations, epochs=0,

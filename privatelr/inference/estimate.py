@@ -21,7 +21,7 @@ from .laws import mixture_cdf, mixture_quantile
 
 __all__ = ["Inference", "VarianceNoise", "OutputVarianceNoise", "law_of", "for_model",
            "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased", "output_parts",
-           "KAPPA_MAX", "WALR_MAX", "SCALES", "NOT_ASKED"]
+           "IndefiniteCorrection", "KAPPA_MAX", "WALR_MAX", "SCALES", "NOT_ASKED"]
 
 #: Intervals are refused when the release's noise makes the variance of some coefficient's
 #: estimate uncertain by more than this relative standard deviation ``r`` (twice the relative
@@ -32,9 +32,17 @@ KAPPA_MAX = 0.5
 #: by more than this (standard deviation, logit scale), and refused above it (the coverage
 #: study in RESULTS.md, ``benchmarks/bench_coverage.py``).
 WALR_MAX = 0.5
-#: Output perturbation: the resummed correction's matrix came out indefinite.
-A_NOT_PD = ("the released information corrected by its released derivative (H + lam/2 K, "
-            "output perturbation) is not positive definite")
+
+
+class IndefiniteCorrection(np.linalg.LinAlgError):
+    r"""Output perturbation: the resummed correction's matrix :math:`\hat H + \tfrac\lambda2
+    \hat K` came out indefinite (:func:`output_parts`)."""
+
+    def __init__(self):
+        super().__init__("the released information corrected by its released derivative "
+                         "(H + lam/2 K, output perturbation) is not positive definite")
+
+
 #: The scales a table can be reported on.
 SCALES = ("data", "mapped")
 
@@ -287,7 +295,7 @@ def output_parts(H: np.ndarray, K: np.ndarray, lam: float, hvar: float = 0.0,
     try:
         np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(A_NOT_PD) from None
+        raise IndefiniteCorrection() from None
     Hi = np.linalg.inv(H)
     Hi = 0.5 * (Hi + Hi.T)
     Ai = np.linalg.inv(A)
@@ -434,7 +442,7 @@ def _fitted(model) -> Inference:
         inf = law_of(rel.information, coef, cal, rel.noise_scale, names,
                      rel.derivative, rel.derivative_scale)
     except np.linalg.LinAlgError as exc:
-        what = (A_NOT_PD if str(exc) == A_NOT_PD else
+        what = (str(exc) if isinstance(exc, IndefiniteCorrection) else
                 "the released information matrix is not positive definite")
         raise ValueError(_too_noisy(what, rel)) from None
     if inf.kappa > KAPPA_MAX:
