@@ -5,8 +5,10 @@ Output perturbation releases :math:`\\tilde w = w_\\lambda + \\eta`; its informa
 :math:`\\lambda\\hat H^{-1}\\tilde w` meets the output noise a second time through the evaluation
 point: to first order the estimate's noise is :math:`M\\eta` with
 :math:`M = I + \\lambda H^{-1} - \\lambda H^{-1}K`, :math:`K = T[v]` the derivative of the
-information along :math:`v = H^{-1}w_\\lambda` (``T`` the loss's third derivative). The stated
-law (privatelr.inference) uses :math:`I + \\lambda H^{-1}`. This script computes, exactly and
+information along :math:`v = H^{-1}w_\\lambda` (``T`` the loss's third derivative). The law
+before the derivative was released (still the law of a release without it, e.g. an older saved
+file) uses :math:`I + \\lambda H^{-1}`; this script is the evidence that led to releasing ``K``
+(privatelr.inference now resums the correction with it). It computes, exactly and
 without replications, on the health-records design (n rows, ε = 1, dplr's defaults for output
 perturbation with inference):
 
