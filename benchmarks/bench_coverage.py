@@ -23,7 +23,8 @@ default lambda 0).
 
 Per replication the script records, for every method, whether intervals exist at all (the
 information matrix released positive definite, the bias correction smaller than the estimate,
-WALR's unpenalised estimate exists), the noise index of the refusal rule (κ for the four dplr
+WALR's unpenalised estimate exists, output perturbation's released information clears its
+noise by ``OUTPUT_MARGIN_MIN`` — applied in place, since it is not a threshold on κ), the noise index of the refusal rule (κ for the four dplr
 methods, WALR's largest noise of a row's linear predictor), which of the 95 % intervals cover the truth,
 the error in standard errors, and each width relative to glm's Wald interval on the same rows
 (``dplr(..., eps=0, lambda_=0, inference=True)``, ``confint(method="wald")``); the thresholds
@@ -68,9 +69,9 @@ METHODS = ("objective", "output", "gaussian", "amp", "walr")
 DELTA = 1e-6
 LEVEL = 0.95
 #: status codes of one method in one replication
-GIVEN, NOT_PD, BIAS, NO_FIT = 0, 1, 2, 3
+GIVEN, NOT_PD, BIAS, NO_FIT, MARGIN = 0, 1, 2, 3, 4
 STATUS_NAMES = {GIVEN: "given", NOT_PD: "information not PD", BIAS: "correction > estimate",
-                NO_FIT: "no estimate"}
+                NO_FIT: "no estimate", MARGIN: "information within its noise (output)"}
 
 # ---------------------------------------------------------------------------------------------
 # designs: (data frame, formula, bounds, truth by name, weights column, weights bound,
@@ -259,7 +260,8 @@ def cells(which: str):
                 for n in (2_000, 5_000) for eps in (0.25, 0.5, 1.0)]
     if which in ("edge", "all"):
         out += [("health", 2_000, 8.0, METHODS), ("imbalanced", 50_000, 1.0, METHODS),
-                ("health", 50_000, 0.5, ("output", "gaussian", "amp", "walr"))]
+                ("health", 50_000, 0.5, ("output", "gaussian", "amp", "walr")),
+                ("health", 50_000, 1.0, ("output",)), ("health", 100_000, 1.0, ("output",))]
     return out
 
 
@@ -283,6 +285,8 @@ def _status(exc: Exception) -> int:
         return NOT_PD
     if "correction of the ridge bias" in msg:
         return BIAS
+    if "times the typical size of its noise" in msg:
+        return MARGIN
     return NO_FIT
 
 

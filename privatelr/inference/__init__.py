@@ -187,7 +187,18 @@ The index of the rule is :math:`\kappa = \max_j r_j/2` over the fitted coefficie
 relative noise of a standard error). Intervals are refused — the last resort — when
 :math:`\hat H` is not positive definite or :math:`\kappa >` :data:`KAPPA_MAX` (0.5: the
 widening would exceed 1.6 and the expansion is no longer accurate; coverage measured in
-``benchmarks/bench_coverage.py``, RESULTS.md). The refusal names what to increase and points to
+``benchmarks/bench_coverage.py``, RESULTS.md). Output perturbation has one more
+rule: its correction inverts :math:`\hat A = \hat H + \tfrac\lambda2\hat K`, and the
+expansion of that inverse in the releases' noise needs :math:`\|\hat H^{-1}E\|` small; its
+intervals are given only while the smallest eigenvalue of :math:`\hat H` is at least
+:data:`~privatelr.inference.estimate.OUTPUT_MARGIN_MIN` (2) times the typical spectral norm
+:math:`\sqrt{2d\,(m+1)s_H^2}` of its noise (the edge of the semicircle law of a symmetric noise
+matrix). Below it the coverage study found these intervals over-covering (0.976-0.984 at
+margins 0.2-1.4: the first-order terms of the noise over-state its effect there, and the
+derivative's noise, whose scale grows with :math:`\|\hat H^{-1}\tilde w\|` and so with the
+output noise, makes the other two rules select draws with small output noise); above it they
+covered 0.937-0.960 (RESULTS.md). The index uses :math:`\hat H`'s noise scale only, which does
+not depend on the output noise. The refusal names what to increase and points to
 :func:`privatelr.inference_plan`, which says from public inputs only, before anything is spent,
 whether intervals are likely and how wide they will be.
 

@@ -21,13 +21,19 @@ from .laws import mixture_cdf, mixture_quantile
 
 __all__ = ["Inference", "VarianceNoise", "OutputVarianceNoise", "law_of", "for_model",
            "point_estimate", "unit_matrix", "scale_names", "inverse_unbiased", "output_parts",
-           "IndefiniteCorrection", "KAPPA_MAX", "WALR_MAX", "SCALES", "NOT_ASKED"]
+           "IndefiniteCorrection", "KAPPA_MAX", "WALR_MAX", "OUTPUT_MARGIN_MIN", "SCALES",
+           "NOT_ASKED", "refusal"]
 
 #: Intervals are refused when the release's noise makes the variance of some coefficient's
 #: estimate uncertain by more than this relative standard deviation ``r`` (twice the relative
 #: noise κ of its standard error): the second-order widening ``1 + (q² + 1)r²/8`` would then
 #: exceed 1.6 and the expansion behind it stops being accurate (package docstring).
 KAPPA_MAX = 0.5
+#: Output perturbation: intervals are given while the released information's smallest
+#: eigenvalue is at least this multiple of the typical spectral norm :math:`\sqrt{2d\,hvar}`
+#: of its noise (so :math:`\|\hat H^{-1}E\| \lesssim 1/2` and the expansion of the correction's
+#: inverse holds), and refused below it (``benchmarks/bench_coverage.py``, RESULTS.md).
+OUTPUT_MARGIN_MIN = 2.0
 #: WALR: intervals are given while the release's privacy noise moves no row's linear predictor
 #: by more than this (standard deviation, logit scale), and refused above it (the coverage
 #: study in RESULTS.md, ``benchmarks/bench_coverage.py``).
@@ -85,6 +91,9 @@ class Inference:
     back : ndarray or None
         ``A`` with the fitted-scale direction of a direction ``c`` on this scale equal to
         :math:`A^\\top c` (None: this is the fitted scale).
+    margin : float
+        Output perturbation: the released information's smallest eigenvalue over the typical
+        spectral norm of its noise (:data:`OUTPUT_MARGIN_MIN`); infinite for the other methods.
     """
 
     names: list
@@ -98,6 +107,7 @@ class Inference:
     scale: str = "data"
     noise: "VarianceNoise | OutputVarianceNoise | None" = None
     back: np.ndarray | None = None
+    margin: float = math.inf
 
     @property
     def vcov(self) -> np.ndarray:
@@ -445,11 +455,9 @@ def _fitted(model) -> Inference:
         what = (str(exc) if isinstance(exc, IndefiniteCorrection) else
                 "the released information matrix is not positive definite")
         raise ValueError(_too_noisy(what, rel)) from None
-    if inf.kappa > KAPPA_MAX:
-        raise ValueError(_too_noisy(
-            f"the noise of the released information matrix would make a coefficient's "
-            f"variance uncertain by {200 * inf.kappa:.0f}% (intervals are given up to "
-            f"{200 * KAPPA_MAX:.0f}%)", rel))
+    why = refusal(inf)
+    if why is not None:
+        raise ValueError(_too_noisy(why, rel))
     if np.linalg.norm(inf.estimate - coef) > np.linalg.norm(coef):
         raise ValueError(
             "intervals would not be reliable: the correction of the ridge bias is larger than "
@@ -457,6 +465,21 @@ def _fitted(model) -> Inference:
             "classes are separated and the maximum-likelihood estimate does not exist); use a "
             "smaller lambda_ (at eps=0, lambda_=0 fits glm's model), more rows or a larger eps")
     return inf
+
+
+def refusal(inf: Inference) -> str | None:
+    """Why the intervals of a private fit's :class:`Inference` (from :func:`law_of`) are
+    refused, or None: the validity rules of the package docstring (output perturbation's
+    :data:`OUTPUT_MARGIN_MIN`, then :data:`KAPPA_MAX`)."""
+    if inf.margin < OUTPUT_MARGIN_MIN:
+        return (f"the released information's smallest eigenvalue is only {inf.margin:.2g} "
+                f"times the typical size of its noise, and output perturbation's correction "
+                f"inverts it (intervals are given from {OUTPUT_MARGIN_MIN:g} times)")
+    if inf.kappa > KAPPA_MAX:
+        return (f"the noise of the released information matrix would make a coefficient's "
+                f"variance uncertain by {200 * inf.kappa:.0f}% (intervals are given up to "
+                f"{200 * KAPPA_MAX:.0f}%)")
+    return None
 
 
 def _noise_quadratic(var: float, v: np.ndarray) -> np.ndarray:
@@ -515,7 +538,7 @@ def law_of(H: np.ndarray, coef, cal, noise_scale_H: float, names: list,
     return _inference(names, estimate, sigma2, N, cal, noise)
 
 
-def _inference(names, estimate, sigma2, N, cal, noise) -> Inference:
+def _inference(names, estimate, sigma2, N, cal, noise, margin=math.inf) -> Inference:
     """The :class:`Inference` of :func:`law_of`, its index κ half the largest relative noise
     ``r`` of a coefficient's variance."""
     d = N.shape[0]
@@ -525,7 +548,7 @@ def _inference(names, estimate, sigma2, N, cal, noise) -> Inference:
     private = cal.method != "nonprivate"
     return Inference(names=list(names), estimate=estimate, sigma2=sigma2, noise_map=N, d=d,
                      kappa=kappa, private=private, quality="claimed" if private else "exact",
-                     scale="mapped", noise=noise)
+                     scale="mapped", noise=noise, margin=margin)
 
 
 def _output_law(H, coef, cal, hvar, K, kvar, names) -> Inference:
@@ -547,8 +570,12 @@ def _output_law(H, coef, cal, hvar, K, kvar, names) -> Inference:
         sigma2 = sigma2 + 0.25 * lam ** 4 * (Ai @ _noise_quadratic(kvar, r) @ Ai)
     noise = OutputVarianceNoise(Hi=Hi, Ai=Ai, K=K, C=C, n=n, lam=lam, p2=(d + 1) * s * s,
                                 hvar=hvar, kvar=kvar) if hvar > 0 else None
+    # the margin of H's smallest eigenvalue over its noise's typical spectral norm (the
+    # edge of the semicircle of a symmetric matrix with off-diagonal variance hvar/2)
+    margin = math.inf if hvar == 0 else \
+        float(np.linalg.eigvalsh(H)[0]) / math.sqrt(2.0 * d * hvar)
     # the noise of c'w is c' sC eta = (sC' c)' eta: the map acting on directions is sC'
-    return _inference(names, estimate, sigma2, s * C.T, cal, noise)
+    return _inference(names, estimate, sigma2, s * C.T, cal, noise, margin)
 
 
 # ---------------------------------------------------------------------------------------------

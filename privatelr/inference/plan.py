@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_real
-from .estimate import KAPPA_MAX, Inference, law_of
+from .estimate import KAPPA_MAX, Inference, law_of, refusal
 from .release import (DEFAULT_SHARE, check_inference, derivative_sensitivity, information_eps,
                       information_sensitivity, split_budget)
 
@@ -68,8 +68,9 @@ class InferencePlan:
         The largest relative noise of a standard error at the assumed information (the index
         of the validity rule, :data:`privatelr.inference.KAPPA_MAX`).
     p_intervals : float
-        The chance that intervals are given (the released information is positive definite and
-        κ ≤ ``KAPPA_MAX``).
+        The chance that intervals are given (the released information is positive definite,
+        κ ≤ ``KAPPA_MAX`` and, for output perturbation, its smallest eigenvalue clears its
+        noise by ``OUTPUT_MARGIN_MIN``: :func:`privatelr.inference.estimate.refusal`).
     width_ratio : pandas.Series
         Per coefficient (data units), the expected width of the private 95% interval over glm's.
     verdict : {"likely", "possible", "unlikely"}
@@ -247,8 +248,8 @@ def inference_plan(n: int, eps: float, *, formula: str | None = None, bounds=Non
     given = 0
     for _ in range(_DRAWS):
         try:
-            given += law_of(H + symmetric_noise(dim, s_H, rng), zero, cal, s_H,
-                            names, K, s_K).kappa <= KAPPA_MAX
+            given += refusal(law_of(H + symmetric_noise(dim, s_H, rng), zero, cal, s_H,
+                                    names, K, s_K)) is None
         except np.linalg.LinAlgError:
             continue
     glm = Inference(names=names, estimate=np.zeros(dim), sigma2=np.linalg.inv(H) / n,
