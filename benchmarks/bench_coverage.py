@@ -500,7 +500,9 @@ def report(outdir: Path, which: str, markdown: bool, stream=sys.stdout):
     p = lambda s="": print(s, file=stream)  # noqa: E731
     p(f"KAPPA_MAX = {estimate_module.KAPPA_MAX:g} (the dplr methods' index κ), WALR_MAX = "
       f"{estimate_module.WALR_MAX:g} (WALR's index: the largest privacy noise of a row's linear "
-      "predictor); intervals above them are refused")
+      "predictor); intervals above them are refused, and output perturbation's below "
+      f"OUTPUT_MARGIN_MIN = {estimate_module.OUTPUT_MARGIN_MIN:g} (its released information's "
+      "smallest eigenvalue over its noise's typical spectral norm)")
     p()
     p("| design | n | eps | method | reps | refused | coverage min / mean / max (worst) | "
       "width / glm | mean error / SE (most biased) | glm coverage min / mean |")

@@ -197,7 +197,8 @@ matrix). Below it the coverage study found these intervals over-covering (0.976-
 margins 0.2-1.4: the first-order terms of the noise over-state its effect there, and the
 derivative's noise, whose scale grows with :math:`\|\hat H^{-1}\tilde w\|` and so with the
 output noise, makes the other two rules select draws with small output noise); above it they
-covered 0.937-0.960 (RESULTS.md). The index uses :math:`\hat H`'s noise scale only, which does
+cover 0.935-0.965 (health design at n = 50,000 and 100,000, ε = 1; 5 % positives at n = 50,000:
+0.945-0.959; RESULTS.md). The index uses :math:`\hat H`'s noise scale only, which does
 not depend on the output noise. The refusal names what to increase and points to
 :func:`privatelr.inference_plan`, which says from public inputs only, before anything is spent,
 whether intervals are likely and how wide they will be.

@@ -107,7 +107,7 @@ def test_output_perturbation_refuses_while_its_information_is_within_its_noise()
     """Output perturbation's correction inverts the released information, so its intervals are
     given only while the smallest released eigenvalue clears the noise's typical spectral norm
     sqrt(2 d hvar) by OUTPUT_MARGIN_MIN = 2 (then |H^-1 E| <~ 1/2). The coverage study measured
-    0.976-0.984 (over-coverage) at margins 0.2-1.4 and 0.937-0.960 at 2.1-2.7 (RESULTS.md).
+    0.976-0.984 (over-coverage) at margins 0.2-1.4 and 0.935-0.965 from 2 on (RESULTS.md).
     Here n*eps = 5,000 gives a margin near 1 in every seed (refused, naming the planner, which
     expects no intervals either) and n*eps = 80,000 a margin near 20 (given)."""
     from privatelr import inference_plan
