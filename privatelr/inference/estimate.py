@@ -474,7 +474,8 @@ def refusal(inf: Inference) -> str | None:
     if inf.margin < OUTPUT_MARGIN_MIN:
         return (f"the released information's smallest eigenvalue is only {inf.margin:.2g} "
                 f"times the typical size of its noise, and output perturbation's correction "
-                f"inverts it (intervals are given from {OUTPUT_MARGIN_MIN:g} times)")
+                f"inverts it (intervals are given from {OUTPUT_MARGIN_MIN:g} times; objective "
+                f"perturbation, the default, gives them from far smaller n*eps)")
     if inf.kappa > KAPPA_MAX:
         return (f"the noise of the released information matrix would make a coefficient's "
                 f"variance uncertain by {200 * inf.kappa:.0f}% (intervals are given up to "

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_real
-from .estimate import KAPPA_MAX, Inference, law_of, refusal
+from .estimate import Inference, law_of, refusal
 from .release import (DEFAULT_SHARE, check_inference, derivative_sensitivity, information_eps,
                       information_sensitivity, split_budget)
 
