@@ -24,10 +24,11 @@ default lambda 0).
 Per replication the script records, for every method, whether intervals exist at all (the
 information matrix released positive definite, the bias correction smaller than the estimate,
 WALR's unpenalised estimate exists, output perturbation's released information clears its
-noise by ``OUTPUT_MARGIN_MIN`` — applied in place, since it is not a threshold on κ), the noise index of the refusal rule (κ for the four dplr
-methods, WALR's largest noise of a row's linear predictor), which of the 95 % intervals cover the truth,
-the error in standard errors, and each width relative to glm's Wald interval on the same rows
-(``dplr(..., eps=0, lambda_=0, inference=True)``, ``confint(method="wald")``); the thresholds
+noise by ``OUTPUT_MARGIN_MIN`` — applied in place, since it is not a threshold on κ), the
+noise index of the refusal rule (κ for the four dplr methods, WALR's largest noise of a row's
+linear predictor), which of the 95 % intervals cover the truth, the error in standard errors,
+and each width relative to glm's Wald interval on the same rows (``dplr(..., eps=0,
+lambda_=0, inference=True)``, ``confint(method="wald")``); the thresholds
 of the rule are patched off while the intervals are computed, so the report can apply any rule
 to the same replications. Per cell it prints: the refusal rate under the package's rule, the
 coverage (min / mean / max over coefficients) of the given intervals, the mean width ratio and
