@@ -97,3 +97,17 @@ def test_logistic_third_derivative_bound_is_its_supremum():
     third = np.abs(s * (1 - s) * (1 - 2 * s))
     bound = LogisticLoss.third_derivative_bound
     assert third.max() <= bound and third.max() > bound * (1 - 1e-9)
+
+
+def test_logistic_scaled_derivative_is_the_scaled_derivative_to_rounding():
+    # a gradient pass asks the loss for scale * l'(z) (scale = y a / n per row); the fused form
+    # divides once instead of a reciprocal and a product, so the two agree to a few roundings,
+    # over margins far into both tails (exp overflows to inf: the value is a signed zero)
+    rng = np.random.default_rng(3)
+    z = np.concatenate([rng.uniform(-40, 40, 10_000), [-800.0, -745.0, 0.0, 709.0, 800.0]])
+    scale = rng.choice([-1.0, 1.0], z.size) * rng.uniform(0.0, 3.0, z.size) / 7.0
+    loss = LogisticLoss()
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        fused = loss.scaled_derivative(z, scale)
+    np.testing.assert_allclose(fused, scale * loss.derivative(z), rtol=4e-16, atol=0)
+    assert np.all(np.sign(fused) * np.sign(scale) <= 0)   # l' < 0: the sign of -scale
