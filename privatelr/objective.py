@@ -28,8 +28,8 @@ cache, and no n-by-d temporary is ever allocated. Each chunk's products are BLAS
 small pool (:mod:`privatelr._threads`; NumPy and BLAS release the GIL), so a busy machine makes
 no pass wait for BLAS's own threads. Only the derivatives of the loss are computed in a pass (one
 ``exp`` a row; a gradient pass gets the row's weight ``y a / n`` times ``l'`` from the loss's
-``scaled_derivative`` in three array operations, which is a tenth of the pass at d = 20 — ``exp``
-itself costs 7 ns a value on AVX2, about a quarter); the objective's value (a ``log1p`` and an ``exp`` a row) is computed from the
+``scaled_derivative`` in three array operations instead of six; ``exp`` itself, 7 ns a value
+on an AVX2 machine, is about a quarter of a gradient pass at d = 20); the objective's value (a ``log1p`` and an ``exp`` a row) is computed from the
 cached margins, with no pass over ``X``, when a line search asks for it — and Newton's method
 rarely does (:func:`privatelr.solver.newton` certifies most steps from the gradient). The
 chunks are fixed by ``n`` and ``d`` and their partial sums are added in chunk order, so every
