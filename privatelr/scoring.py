@@ -21,6 +21,7 @@ from typing import Any, cast
 import numpy as np
 from scipy.special import expit
 
+from ._threads import PARALLEL_MIN_BYTES, map_chunks
 from ._validation import is_sparse
 
 __all__ = ["linear_predictor", "finite_rows", "outputs", "output_series", "TYPES"]
@@ -38,7 +39,19 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     design stays sparse (a CSR row's products run over its stored values in order)."""
     if is_sparse(X):
         return np.asarray(cast(Any, X).tocsr() @ coef, dtype=np.float64).ravel()
-    return np.einsum("ij,j->i", np.ascontiguousarray(X, dtype=np.float64), coef)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    coef = np.asarray(coef, dtype=np.float64)
+    if X.nbytes < PARALLEL_MIN_BYTES:
+        return np.einsum("ij,j->i", X, coef)
+    out = np.empty(X.shape[0])
+    step = max(1024, (4 << 20) // (8 * max(X.shape[1], 1)))
+
+    def work(k: int) -> None:             # each row alone: the same bits in any block
+        rows = slice(k * step, (k + 1) * step)
+        np.einsum("ij,j->i", X[rows], coef, out=out[rows])
+
+    map_chunks(-(-X.shape[0] // step), work)
+    return out
 
 
 def finite_rows(X) -> np.ndarray:

@@ -27,7 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._threads import map_chunks
+
 __all__ = ["c_index", "sens_spec", "best_threshold"]
+
+
+#: inputs from this size sort and search on the package's pool (:mod:`privatelr._threads`)
+_PARALLEL_MIN = 1 << 16
 
 
 def _inputs(p, y) -> tuple[np.ndarray, np.ndarray]:
@@ -62,9 +68,13 @@ def c_index(p, y) -> float:
         return float("nan")
     # Mann-Whitney by sorting values, not indices: each positive beats the negatives below its
     # score and ties (1/2) with the negatives equal to it. Twice the count is an exact integer.
-    neg = np.sort(p[~pos])
-    scores = np.sort(p[pos])                       # sorted queries: a cache-friendly search
-    below = np.searchsorted(neg, scores, side="left")
+    big = p.size >= _PARALLEL_MIN
+    neg, scores = map_chunks(2, lambda k: np.sort(p[pos] if k else p[~pos]), big)
+    # sorted queries (a cache-friendly search), in fixed slices searched on the package's pool
+    # (sorting and searching release the GIL); the counts are integers, the same in any order
+    step = -(-n1 // 4)
+    below = np.concatenate(map_chunks(4, lambda k: np.searchsorted(
+        neg, scores[k * step:(k + 1) * step], side="left"), big))
     twice = 2 * int(below.sum(dtype=np.int64))
     # negatives equal to a positive's score start at neg[below]: search again only for those
     # positives (none, for continuous predictions without ties)
