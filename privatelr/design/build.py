@@ -86,9 +86,11 @@ def formula_text(formula) -> str:
                     f"{type(formula).__name__}")
 
 
-def _declared(levels, frame: pd.DataFrame, book: LevelBook) -> None:
+def _declared(levels, frame: pd.DataFrame, book: LevelBook) -> dict[str, str]:
+    """Check and declare ``levels=``; returns the declared columns' R kinds (read once)."""
+    kinds: dict[str, str] = {}
     if levels is None:
-        return
+        return kinds
     if not isinstance(levels, dict):
         raise TypeError(f"levels must be a dict {{column: [level, ...]}}, got "
                         f"{type(levels).__name__}")
@@ -109,7 +111,8 @@ def _declared(levels, frame: pd.DataFrame, book: LevelBook) -> None:
             labels = labels_of(vals)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"levels[{col!r}]: {exc}") from None
-        if column_type(frame[col], col) == "num":
+        kinds[col] = column_type(frame[col], col)
+        if kinds[col] == "num":
             problem = next(filter(None, (numeric_level_problem(v, f"column {col!r}")
                                          for v in vals)), None)
             if problem is not None:
@@ -121,6 +124,7 @@ def _declared(levels, frame: pd.DataFrame, book: LevelBook) -> None:
                 raise ValueError(f"levels[{col!r}] = {labels} differs from the column's "
                                  f"categories {cats}; give one declaration")
         book.declare(col, labels)
+    return kinds
 
 
 @dataclass
@@ -248,8 +252,8 @@ def make_spec(formula, data, *, levels: dict | None = None, learn: bool = False,
     book = LevelBook(learn=learn, why=why)
     if hint is not None:
         book.hint = hint
-    _declared(levels, frame, book)
-    kinds: dict[str, str] = {}
+    # a declared column is not declared again from its categories: its kind is all kind_of needs
+    kinds = _declared(levels, frame, book)
 
     def kind_of(col: str) -> str:
         if col not in kinds:

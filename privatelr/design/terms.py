@@ -1168,7 +1168,8 @@ def match_levels(x: Vec, levels: tuple, key: str, *, strict: bool) -> Vec:
         table = np.array([index.get(lv, -2) for lv in x.levels] + [-1], dtype=np.int64)
         codes = table[np.where(x.data >= 0, x.data, len(x.levels))]
     else:
-        inverse, uniq = pd.factorize(x.labels(), use_na_sentinel=True)
+        inverse, uniq = (x.coded if x.kind == "chr" and x.coded is not None else
+                         pd.factorize(x.labels(), use_na_sentinel=True))
         table = np.array([index.get(u, -2) for u in uniq.tolist()] + [-1], dtype=np.int64)
         codes = table[np.where(inverse >= 0, inverse, len(uniq))]
     unknown = codes == -2

@@ -60,6 +60,9 @@ class Vec:
     kind: str
     data: np.ndarray
     levels: Any = None          # a tuple when kind == "fct" (mypy cannot narrow by kind)
+    #: a character column's ``pd.factorize`` ``(codes, uniques)``, kept from reading it (one
+    #: hash pass finds its missing values and codes it for a factor: match_levels reuses it)
+    coded: Any = None
 
     def __len__(self) -> int:
         return int(self.data.shape[0])
@@ -235,11 +238,12 @@ def from_column(series: pd.Series, name: str) -> Vec:
     # character
     values = series.to_numpy(dtype=object, na_value=None) if not dtype == object else \
         series.to_numpy(dtype=object)
-    miss = pd.isna(series).to_numpy()
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)   # NA: pd.isna's values
+    miss = codes < 0
     if miss.any():
         values = values.copy()
         values[miss] = None
-    return Vec("chr", values)
+    return Vec("chr", values, coded=(codes, uniques))
 
 
 def _as_float(v) -> float:

@@ -73,3 +73,24 @@ def test_numbers_written_as_text_that_r_labels_otherwise_are_refused(frame):
     df = frame.assign(x=frame["x"].astype(str))
     d = build_design("y ~ factor(x)", df, levels={"x": ["1", "100000"]}, learn=False)
     assert d.spec.design_columns[-1] == "factor(x)100000" and d.X.shape[0] == 10
+
+
+def test_a_string_column_is_missing_exactly_where_pandas_says_and_codes_by_its_levels():
+    # a character column is read with one pd.factorize (its missing values and its codes);
+    # every NA kind pandas knows is missing, and a declared factor gets the same codes as
+    # from the labels
+    import pandas as pd
+
+    from privatelr.design.terms import match_levels
+    from privatelr.design.values import from_column
+
+    raw = ["b", None, "a", float("nan"), pd.NA, "c", "a", None]
+    v = from_column(pd.Series(raw, dtype=object), "s")
+    assert v.kind == "chr"
+    assert [x is None for x in v.data] == pd.isna(pd.Series(raw, dtype=object)).tolist()
+    coded = match_levels(v, ("a", "b", "c"), "s", strict=True)
+    assert coded.data.tolist() == [1, -1, 0, -1, -1, 2, 0, -1]
+    plain = match_levels(type(v)("chr", v.data), ("a", "b", "c"), "s", strict=True)
+    assert plain.data.tolist() == coded.data.tolist()
+    with pytest.raises(ValueError, match="outside its levels"):
+        match_levels(v, ("a", "b"), "s", strict=True)
