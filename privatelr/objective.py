@@ -28,7 +28,7 @@ cache, and no n-by-d temporary is ever allocated. Each chunk's products are BLAS
 small pool (:mod:`privatelr._threads`; NumPy and BLAS release the GIL), so a busy machine makes
 no pass wait for BLAS's own threads. Only the derivatives of the loss are computed in a pass (one
 ``exp`` a row; a gradient pass gets the row's weight ``y a / n`` times ``l'`` from the loss's
-``scaled_derivative`` in three array operations instead of six; ``exp`` itself, 7 ns a value
+``scaled_derivative`` in four array operations instead of six; ``exp`` itself, 7 ns a value
 on an AVX2 machine, is about a quarter of a gradient pass at d = 20); the objective's value (a ``log1p`` and an ``exp`` a row) is computed from the
 cached margins, with no pass over ``X``, when a line search asks for it — and Newton's method
 rarely does (:func:`privatelr.solver.newton` certifies most steps from the gradient). The
@@ -135,10 +135,6 @@ class ERMObjective:
         self.n, self.d = X.shape
         self.linear = np.zeros(self.d) if noise is None else np.asarray(noise, float) / self.n
         self.weights = weights
-        # each row's gradient weight y a / n, once: a pass multiplies the loss's derivative by it
-        self._gscale = np.asarray(y, dtype=np.float64) / self.n
-        if weights is not None:
-            self._gscale *= weights
         self.passes = 0
         #: work done, in full-data passes (a subsample's pass adds its share of the rows):
         #: shared with the subsamples, so the total is the fit's, warm start included
@@ -192,11 +188,18 @@ class ERMObjective:
         map_chunks(-(-self.n // step), work)  # 65,536-row chunks: one inline below that
         return lv
 
+    def _row_scale(self, rows):
+        """The rows' gradient weights ``y a / n`` (per chunk: no n-vector is kept for them)."""
+        scale = self.y[rows] * (1.0 / self.n)
+        if self.weights is not None:
+            scale *= self.weights[rows]
+        return scale
+
     def _scaled(self, d1, d2, rows, m):
         """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``.
         The loss's arrays are reused for them when they are its own float64 arrays (not views
         of the margins ``m``, as a user's loss might return)."""
-        scale = self._gscale[rows]
+        scale = self._row_scale(rows)
         r = d1 * scale if _borrowed(d1, m) else np.multiply(d1, scale, out=d1)
         if self.weights is not None:
             if d2 is not None:
@@ -354,7 +357,7 @@ class ERMObjective:
         fused = None if hessian or lv is not None else getattr(self.loss, "scaled_derivative",
                                                                None)
         if fused is not None:       # a gradient alone: the loss scales its derivative itself
-            r, sq = fused(out[rows], self._gscale[rows]), None
+            r, sq = fused(out[rows], self._row_scale(rows)), None
         else:
             values, d1, d2 = self._terms(out[rows], hessian, lv is not None)
             if lv is not None:
