@@ -170,14 +170,31 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
 
     def work(k):
         rows = slice(k * step, min((k + 1) * step, n))
-        np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
-        if start:   # the same per-row sums as row_norms(X[:, start:]) computes
-            np.einsum("ij,ij->i", X[rows, start:], X[rows, start:], out=part[rows])
+        if not start:
+            np.einsum("ij,ij->i", X[rows], X[rows], out=sq[rows])
+            return
+        # the same per-row sums as row_norms(X[:, start:]) computes; the whole row's adds the
+        # first columns' (a NaN or infinity anywhere still reaches sq)
+        np.einsum("ij,ij->i", X[rows, start:], X[rows, start:], out=part[rows])
+        np.einsum("ij,ij->i", X[rows, :start], X[rows, :start], out=sq[rows])
+        sq[rows] += part[rows]
 
     map_chunks(-(-n // step), work, parallel=X.nbytes >= PARALLEL_MIN_BYTES)
     if not float(sq.max()) <= _HUGE * _HUGE:
         _check_finite(name, X, magnitude)       # magnitude=False: the caller clips huge rows
     return sq if not start else (sq, part)
+
+
+def max_row_norm(X: np.ndarray, sq: np.ndarray) -> float:
+    """The largest L2 row norm of ``X`` (0 without rows) from its squared row norms ``sq``:
+    ``sqrt(max(sq))`` when that square is in the range where squares are exact enough, else
+    from :func:`row_norms` (which recomputes the rows out of that range)."""
+    if not sq.size:
+        return 0.0
+    top = float(sq.max())
+    if _SQ_SAFE[0] <= top <= _SQ_SAFE[1]:   # every other row's norm is below sqrt(top)
+        return float(np.sqrt(top))
+    return float(row_norms(X, sq).max())
 
 
 def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,

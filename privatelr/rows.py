@@ -40,8 +40,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from ._validation import (as_float_matrix, as_pm1_labels, as_weights, clip_rows, row_norms,
-                          scan_rows, too_large)
+from ._validation import (as_float_matrix, as_pm1_labels, as_weights, clip_rows,
+                          max_row_norm, row_norms, scan_rows, too_large)
 from .objective import ERMObjective
 from .softmax import SoftmaxObjective
 
@@ -152,13 +152,13 @@ class ArrayRows:
         caller to clip or refuse."""
         if start == 0:
             sq = scan_rows(what, self.X, magnitude=False)
-            norms = full = row_norms(self.X, sq)
+            norms = row_norms(self.X, sq)
+            top = float(norms.max()) if self.n else 0.0
         else:                       # the covariates' norms from the same pass
             sq, part = scan_rows(what, self.X, magnitude=False, start=start)
             norms = row_norms(self.X[:, start:], part)
-            full = row_norms(self.X, sq)
+            top = max_row_norm(self.X, sq)
         n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
-        top = float(full.max()) if self.n else 0.0
         max_abs = 0.0
         if not top <= 1e150:                     # only then can a value exceed 1e150
             max_abs = float(np.abs(self.X).max())

@@ -153,5 +153,21 @@ def test_scan_gives_the_covariate_norms_of_the_same_pass():
     X[:, 0] = 1.0
     X[5, 3] = 1e200                                   # a row the norms must recompute
     sq, part = scan_rows("X", X, start=1, magnitude=False)
-    np.testing.assert_array_equal(sq, np.einsum("ij,ij->i", X, X))
+    # the whole row's sum adds the first column's square to the covariates' (a few roundings
+    # from a sum in another order: it feeds only the range check of the largest row norm)
+    np.testing.assert_allclose(sq, np.einsum("ij,ij->i", X, X), rtol=2e-15)
+    np.testing.assert_array_equal(sq, part + X[:, 0] ** 2)
     np.testing.assert_array_equal(row_norms(X[:, 1:], part), row_norms(X[:, 1:]))
+
+
+def test_the_largest_row_norm_from_squares_is_the_largest_of_the_exact_norms():
+    # max_row_norm takes sqrt(max(sq)) only where squares are exact; a row of 1e200s (its
+    # square overflows) or of 1e-200s (underflows) goes through row_norms' rescaled path
+    from privatelr._validation import max_row_norm, row_norms
+
+    for scale in (1.0, 1e200, 1e-200):
+        X = np.random.default_rng(4).normal(size=(1000, 5)) * scale
+        with np.errstate(over="ignore", under="ignore"):
+            sq = np.einsum("ij,ij->i", X, X)
+        assert max_row_norm(X, sq) == row_norms(X).max()
+    assert max_row_norm(np.empty((0, 3)), np.empty(0)) == 0.0
