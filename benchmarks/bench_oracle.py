@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import time
 
 os.environ.setdefault("PRIVATELR_NUM_THREADS", "1")
@@ -33,6 +32,7 @@ os.environ.setdefault("PRIVATELR_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from bench_fit import default_lambda, make_data, pass_equivalents, unit_costs  # noqa: E402
+from common import sizes, uptime  # noqa: E402
 from privatelr import solver  # noqa: E402
 from privatelr.losses import LogisticLoss  # noqa: E402
 from privatelr.objective import ERMObjective  # noqa: E402
@@ -98,20 +98,17 @@ def main() -> None:
     ap.add_argument("--size", action="append", metavar="N,D")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    sizes = [tuple(int(v) for v in s.split(",")) for s in (args.size or [
-        "1000000,20", "1000000,100", "200000,200", "200000,400"])]
-    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"uptime: {up}\n")
+    shapes = sizes(args.size, ["1000000,20", "1000000,100", "200000,200", "200000,400"])
+    print(f"uptime: {uptime()}\n")
     print("| n × d | oracle passes | ours: solver passes / pass-eq (solver only) | lbfgs (s), "
           "iterations | gradient pass (s) | lbfgs in passes | oracle / lbfgs ≥ | our solver / lbfgs |")
     print("|---|---|---|---|---|---|---|---|")
-    for n, d in sizes:
+    for n, d in shapes:
         r = one(n, d, args.rounds)
         print(f"| {n:.0e} × {d} | {r['oracle']} | {r['ours_passes']:.2f} / {r['ours_pe']:.2f} "
               f"| {r['t_sk']:.3f}, {r['sk_iter']} | {r['t_pass']:.4f} | {r['sk_passes']:.1f} "
               f"| {r['bound']:.2f} | {r['ratio']:.2f} |", flush=True)
-    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"\nuptime: {up}")
+    print(f"\nuptime: {uptime()}")
 
 
 if __name__ == "__main__":

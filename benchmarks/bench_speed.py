@@ -40,6 +40,7 @@ import numpy as np
 from scipy.special import expit
 
 from bench_fit import _Reports, default_lambda, grad_norm, make_data, pass_equivalents, unit_costs
+from common import sizes, uptime
 from privatelr import erm
 
 
@@ -133,17 +134,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-pass-eq", action="store_true", help="skip the pass-equivalent count")
     args = ap.parse_args()
-    sizes = [tuple(int(float(v)) for v in s.split(",")) for s in
-             (args.size or ["1000000,20", "1000000,100", "200000,200", "200000,400"])]
+    shapes = sizes(args.size, ["1000000,20", "1000000,100", "200000,200", "200000,400"])
     datas = args.data or ["bench", "correlated"]
     settings = args.threads or ["1", "default"]
     loads = args.busy if args.busy is not None else [0]
-    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"uptime: {up}\n")
+    print(f"uptime: {uptime()}\n")
     print("| n × d | data | threads | busy | ours (s) | lbfgs (s) | ratio (median; range) | "
           "pass-eq | rel. gradient | sk rel. gradient |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for n, d in sizes:
+    for n, d in shapes:
         for data in datas:
             X, y = GENERATORS[data](n, d)
             lam = default_lambda(n)
@@ -161,8 +160,7 @@ def main():
                           f"{r['sk']:.3f} | {r['ratio']:.2f}; {r['lo']:.2f}–{r['hi']:.2f} | "
                           f"{pe:.2f} | {rep.grad_norm / rep.grad_ref:.1e} | {g_sk / g0:.1e} |",
                           flush=True)
-    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"\nuptime: {up}")
+    print(f"\nuptime: {uptime()}")
 
 
 if __name__ == "__main__":

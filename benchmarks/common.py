@@ -1,5 +1,6 @@
-"""Helpers the benchmark scripts share: peak memory, a configuration in a fresh process, and
-printing a table that is appended to benchmarks/RESULTS.md."""
+"""Helpers the benchmark scripts share: peak memory, a configuration in a fresh process, the
+machine's load, the ``N,D`` sizes of a command line, and printing a table that is appended to
+benchmarks/RESULTS.md."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from pathlib import Path
 def peak_mb() -> float:
     """This process's peak resident memory so far, in MiB (Linux reports kB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def uptime() -> str:
+    """The output of ``uptime`` (the load next to a table of timings)."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def sizes(given: list[str] | None, default: list[str]) -> list[tuple[int, int]]:
+    """``(n, d)`` pairs from ``--size N,D`` arguments (``1e6,20`` allowed), else ``default``."""
+    return [(int(float(a)), int(float(b))) for a, b in (s.split(",") for s in given or default)]
 
 
 def run_child(script: str, *args: str) -> dict:
