@@ -38,9 +38,9 @@ class Loss(Protocol):
 
     Optional: ``terms(z, second)`` and ``derivatives(z, second)`` (fused evaluations),
     ``scaled_derivative(z, scale)`` (``scale * derivative(z)`` in fewer array operations: what a
-    gradient pass needs), and ``third_derivative_bound``, a bound on the third derivative's magnitude for a loss that has
-    one (it lets the solver accept a step from the gradient alone, without the objective's
-    value: :func:`privatelr.solver.newton`).
+    gradient pass needs), and ``third_derivative_bound``, a bound on the third derivative's
+    magnitude for a loss that has one (it lets the solver accept a step from the gradient
+    alone, without the objective's value: :func:`privatelr.solver.newton`).
     """
 
     @property

@@ -29,9 +29,10 @@ small pool (:mod:`privatelr._threads`; NumPy and BLAS release the GIL), so a bus
 no pass wait for BLAS's own threads. Only the derivatives of the loss are computed in a pass (one
 ``exp`` a row; a gradient pass gets the row's weight ``y a / n`` times ``l'`` from the loss's
 ``scaled_derivative`` in four array operations instead of six; ``exp`` itself, 7 ns a value
-on an AVX2 machine, is about a quarter of a gradient pass at d = 20); the objective's value (a ``log1p`` and an ``exp`` a row) is computed from the
-cached margins, with no pass over ``X``, when a line search asks for it — and Newton's method
-rarely does (:func:`privatelr.solver.newton` certifies most steps from the gradient). The
+on an AVX2 machine, is about a quarter of a gradient pass at d = 20); the objective's value (a
+``log1p`` and an ``exp`` a row) is computed from the cached margins, with no pass over ``X``,
+when a line search asks for it — and Newton's method rarely does
+(:func:`privatelr.solver.newton` certifies most steps from the gradient). The
 chunks are fixed by ``n`` and ``d`` and their partial sums are added in chunk order, so every
 pass gives the same bits for any number of threads. ``benchmarks/bench_pass.py`` measures a
 pass against the floor, one BLAS read of ``X``.
