@@ -124,6 +124,9 @@ class ERMObjective:
 
     #: :meth:`evaluate` takes ``stride`` (a Hessian of every ``k``-th row: the solver's model)
     strided_hessian = True
+    #: :meth:`evaluate` takes ``origin`` (the gradient at 0 from the same pass: the solver's
+    #: reference for its relative tolerance when it starts elsewhere)
+    origin_gradient = True
 
     def __init__(self, X, y, loss: Loss, lambda_: float, noise=None, weights=None, offset=None):
         self.X = X
@@ -147,6 +150,9 @@ class ERMObjective:
         self._m: Any = None
         self._candidate: tuple | None = None
         self._ahead: tuple | None = None  # (w, m, f, g, H) of the last line search at t = 1
+        self._origin = False              # a pass also sums the data gradient at w = 0
+        #: the gradient of J at 0, once a pass with ``origin`` computed it (else None)
+        self.gradient_at_zero: np.ndarray | None = None
 
     def subsample(self, m: int) -> "ERMObjective":
         """The same objective on every ``k``-th row (``k = n // m``): a cheap model of ``J``.
@@ -307,7 +313,7 @@ class ERMObjective:
         parallel = self.X.nbytes >= PARALLEL_MIN_BYTES
         with blas_one_thread():
             if hessian:
-                g = np.zeros(self.d)
+                g = np.zeros((2, self.d) if self._origin else self.d)
                 H = np.zeros((self.d, self.d))
                 rounds = max(2, min(HESSIAN_ROUND, HESSIAN_ROUND_BYTES // (8 * self.d ** 2)))
                 for first in range(0, count, rounds):
@@ -364,7 +370,12 @@ class ERMObjective:
             if lv is not None:
                 lv[rows] = values
             r, sq = self._scaled(d1, d2, rows, out)
-        gk = r @ Xc
+        if self._origin:            # and the gradient weights at w = 0, in the same product
+            zero = (self._yo[rows] if self._yo is not None else np.zeros(1))
+            r0 = self._row_scale(rows) * self.loss.derivative(zero)
+            gk = np.stack([r, r0]) @ Xc
+        else:
+            gk = r @ Xc
         return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
@@ -384,23 +395,35 @@ class ERMObjective:
             self._ahead = (ahead[0], ahead[1], f, ahead[3], ahead[4])
         return f
 
-    def evaluate(self, w, hessian: bool = True, stride: int = 1, value: bool = True):
+    def evaluate(self, w, hessian: bool = True, stride: int = 1, value: bool = True,
+                 origin: bool = False):
         """Return ``(value, gradient, hessian_or_None)`` at ``w``.
 
         Costs one pass over ``X`` (margins, when not cached, are computed in the same pass);
         nothing when the last line search already prepared this point. With ``stride`` ``k >
         1`` the Hessian is a model: that of every ``k``-th row of each chunk, scaled by ``k``
         (value and gradient stay exact), for ``1/k`` of the Hessian's flops. With
-        ``value=False`` the value is None (not computed; :meth:`value` gives it later).
+        ``value=False`` the value is None (not computed; :meth:`value` gives it later). With
+        ``origin`` the same pass also sums the gradient at 0 (the rows' weights there,
+        ``l'(y o)``, multiplied with each chunk in the same product), kept in
+        :attr:`gradient_at_zero`.
         """
         ahead = self._ahead
+        if origin:
+            ahead = None                  # the pass is needed for the gradient at 0
         if ahead is not None and np.array_equal(w, ahead[0]) and (ahead[4] is not None or not hessian):
             self._w, self._m = ahead[0], ahead[1]
             f = self.value(ahead[0]) if value else ahead[2]
             return f, ahead[3].copy(), (None if ahead[4] is None else ahead[4].copy())
         w = np.array(w, dtype=float)
-        m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
-                                     max(1, int(stride)), value)
+        self._origin = bool(origin)
+        try:
+            m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
+                                         max(1, int(stride)), value)
+        finally:
+            self._origin = False
+        if origin:
+            g, self.gradient_at_zero = g[0].copy(), g[1] + self.linear
         self._w, self._m = w, m
         return (self._value_from(w, lv) if value else None, *self._finish(w, g, H))
 

@@ -115,6 +115,30 @@ def test_warm_start_on_subsamples_reaches_the_same_minimiser():
     assert warm.levels >= 1 and "warm start" in warm.message
     assert warm.convergence == 0 and cold.convergence == 0
     np.testing.assert_allclose(warm.x, cold.x, rtol=1e-9, atol=1e-11)
+    # the tolerance is relative to the full data's gradient at 0, as without the warm start
+    # (the first full pass sums it), not to the subsample's estimate of it
+    assert warm.grad_ref == pytest.approx(cold.grad_ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted, offset", [(False, False), (True, True)])
+def test_the_gradient_at_zero_comes_from_the_same_pass(weighted, offset):
+    # evaluate(w, origin=True) sums the gradient at 0 in the pass at w: equal to a separate
+    # evaluation at 0, with weights and offsets (l'(y o) per row), and the gradient at w
+    # unchanged (to the rounding of a two-row product)
+    rng = np.random.default_rng(11)
+    n, d = 3000, 4
+    X = rng.standard_normal((n, d))
+    y = np.where(rng.uniform(size=n) < 0.4, 1.0, -1.0)
+    kw = dict(noise=rng.standard_normal(d),
+              weights=rng.uniform(0, 2, n) if weighted else None,
+              offset=rng.standard_normal(n) if offset else None)
+    w = rng.standard_normal(d) * 0.1
+    obj = ERMObjective(X, y, LogisticLoss(), 0.01, **kw)
+    _, g, _ = obj.evaluate(w, True, 4, origin=True)
+    ref = ERMObjective(X, y, LogisticLoss(), 0.01, **kw)
+    np.testing.assert_allclose(obj.gradient_at_zero, ref.evaluate(np.zeros(d), False)[1],
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(g, ref.evaluate(w, False)[1], rtol=1e-12, atol=1e-15)
 
 
 def test_secant_update_keeps_the_secant_equation_and_positive_definiteness():
