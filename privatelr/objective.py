@@ -404,7 +404,7 @@ class ERMObjective:
         (value and gradient stay exact), for ``1/k`` of the Hessian's flops. With
         ``value=False`` the value is None (not computed; :meth:`value` gives it later). With
         ``origin`` the same pass also sums the gradient at 0 (the rows' weights there,
-        ``l'(y o)``, times each chunk while it is in cache: about 2 % of a fit at 1e6 x 20),
+        ``l'(y o)``, times each chunk while it is in cache: about 3 % of a fit at 1e6 x 20),
         kept in :attr:`gradient_at_zero`.
         """
         ahead = self._ahead
