@@ -14,8 +14,8 @@ default tolerance (the peer of ``bench_speed.py``) on the same data (``bench_fit
 
 Columns: the oracle's full passes; ours (``minimize``'s full-data passes and its work in
 pass-equivalents, Hessian and copies priced as ``bench_fit`` does); lbfgs's median time and its
-iterations; one gradient pass (s, median); lbfgs's time in gradient passes; the oracle's bound
-on the ratio to lbfgs; our measured ratio (median of interleaved rounds).
+iterations; one gradient pass (s, best of ``--rounds``); lbfgs's time in gradient passes; the
+oracle's bound on the ratio to lbfgs; our measured ratio (median of interleaved rounds).
 
 Run: ``python benchmarks/bench_oracle.py [--size 200000,400 ...] [--rounds 3]`` (one BLAS and
 pool thread: ``PRIVATELR_NUM_THREADS=1`` is set here; run with the machine otherwise idle).
@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 
 os.environ.setdefault("PRIVATELR_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from bench_fit import default_lambda, make_data, pass_equivalents, unit_costs  # noqa: E402
+from bench_fit import (best_time, default_lambda, make_data, pass_equivalents,  # noqa: E402
+                       unit_costs)
 from common import sizes, uptime  # noqa: E402
 from privatelr import solver  # noqa: E402
 from privatelr.losses import LogisticLoss  # noqa: E402
@@ -40,15 +40,6 @@ from privatelr.objective import ERMObjective  # noqa: E402
 
 SUBSAMPLE = 16        # the warm start's strided subsample (privatelr.solver)
 COARSE_GTOL = 1e-2    # ... solved to this relative gradient
-
-
-def _median_time(fn, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def one(n: int, d: int, rounds: int) -> dict:
@@ -83,8 +74,8 @@ def one(n: int, d: int, rounds: int) -> dict:
         report = ours()
         mine, theirs, ratios = [], [], []
         for _ in range(rounds):                      # interleaved: ours, lbfgs, ours, ...
-            mine.append(_median_time(ours, 1))
-            theirs.append(_median_time(lambda: clf.fit(X, y), 1))
+            mine.append(best_time(ours, 1)[0])
+            theirs.append(best_time(lambda: clf.fit(X, y), 1)[0])
             ratios.append(mine[-1] / theirs[-1])
         unit = unit_costs(X, y, lam, exact.x, rounds)
         full = report.work.get("gradient", 0.0) + report.work.get("hessian", 0.0)

@@ -139,8 +139,16 @@ def _check_finite(name: str, arr: np.ndarray, magnitude: bool = True) -> None:
         raise magnitude_error(name)
 
 
-def _chunk_rows(n: int, d: int, chunk_bytes: int) -> int:
-    """Rows per chunk of a pass: fixed by the shape only (never by the thread count)."""
+def chunk_rows(d: int, chunk_bytes: int) -> int:
+    """Rows per chunk of a pass over ``d`` float64 columns, about ``chunk_bytes`` a chunk: fixed
+    by the shape only (never by the thread count), so a pass gives the same bits on any number
+    of threads. The one rule for every chunked pass of the package.
+
+    Examples
+    --------
+    >>> chunk_rows(20, 4 * 2**20)
+    26214
+    """
     return max(256, chunk_bytes // (8 * max(d, 1)))
 
 
@@ -166,7 +174,7 @@ def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
     n, d = X.shape
     sq = np.empty(n)
     part: Any = np.empty(n) if start else None
-    step = _chunk_rows(n, d, chunk_bytes)
+    step = chunk_rows(d, chunk_bytes)
 
     def work(k):
         rows = slice(k * step, min((k + 1) * step, n))
@@ -220,7 +228,7 @@ def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
     norms = np.sqrt(sq)
     redo = np.flatnonzero((sq < _SQ_SAFE[0]) | (sq > _SQ_SAFE[1]))  # NaN compares False: kept
     if redo.size:
-        step = _chunk_rows(X.shape[0], X.shape[1], chunk_bytes)
+        step = chunk_rows(X.shape[1], chunk_bytes)
         for start in range(0, redo.size, step):
             idx = redo[start:start + step]
             rows = np.abs(X[idx])

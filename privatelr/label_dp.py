@@ -70,7 +70,8 @@ from scipy.special import expit
 
 from ._validation import is_sparse
 from . import envelope
-from ._validation import FLOAT_MAX, as_float_matrix, check_bool, check_int, check_real
+from ._validation import (FLOAT_MAX, as_float_matrix, check_bool, check_int, check_real,
+                          chunk_rows)
 from .accountant import require_budget
 from .backends import as_rows, frame_rows, is_dask
 from .calibration import label_sensitivity
@@ -428,7 +429,7 @@ def _columns_of(X) -> tuple | None:
 
 
 def _rows(n: int, k: int):
-    step = max(256, _CHUNK_BYTES // (8 * max(k, 1)))
+    step = chunk_rows(k, _CHUNK_BYTES)
     for start in range(0, n, step):
         yield slice(start, min(start + step, n))
 

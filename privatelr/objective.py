@@ -52,6 +52,7 @@ import numpy as np
 from typing import Any
 
 from ._threads import PARALLEL_MIN_BYTES, blas_one_thread, map_chunks, sum_in_order
+from ._validation import chunk_rows
 from .losses import Loss
 from .progress import report_pass
 
@@ -144,7 +145,7 @@ class ERMObjective:
         #: shared with the subsamples, so the total is the fit's, warm start included
         self.work = {"gradient": 0.0, "hessian": 0.0, "copy": 0.0}
         self._share = 1.0
-        self.chunk = max(256, CHUNK_BYTES // (8 * self.d))
+        self.chunk = chunk_rows(self.d, CHUNK_BYTES)
         self._f32 = self.d >= HESSIAN_F32_MIN_D
         self._w = None
         self._m: Any = None

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._threads import PARALLEL_MIN_BYTES, map_chunks
-from ._validation import is_sparse
+from ._validation import chunk_rows, is_sparse
 
 __all__ = ["linear_predictor", "finite_rows", "outputs", "output_series", "TYPES"]
 
@@ -44,7 +44,7 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     if X.nbytes < PARALLEL_MIN_BYTES:
         return np.einsum("ij,j->i", X, coef)
     out = np.empty(X.shape[0])
-    step = max(1024, (4 << 20) // (8 * max(X.shape[1], 1)))
+    step = chunk_rows(X.shape[1], 4 << 20)
 
     def work(k: int) -> None:             # each row alone: the same bits in any block
         rows = slice(k * step, (k + 1) * step)
