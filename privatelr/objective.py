@@ -97,6 +97,33 @@ def _borrowed(a, m) -> bool:
             or np.may_share_memory(a, m))
 
 
+#: a model Hessian's sample reads runs of this many consecutive rows (see :func:`model_rows`)
+MODEL_RUN = 64
+
+
+def model_rows(a, k: int, dtype=None, run: int = MODEL_RUN):
+    """The rows of ``a`` a model Hessian with stride ``k`` samples: the first ``run`` of every
+    ``k * run`` rows (the last, partial period included), copied into a new contiguous array
+    of ``dtype`` (default ``a``'s) in one casting copy.
+
+    Runs rather than every ``k``-th row: copying a strided view is 1.5-2 times slower than
+    copying runs of rows (measured at d = 20 and 100: each row of a strided view is its own
+    short copy), and a period of ``k * run`` rows still spreads the sample over the whole
+    chunk, so data sorted by a covariate or by the label are sampled evenly.
+
+    >>> model_rows(np.arange(10), 2, run=2)
+    array([0, 1, 4, 5, 8, 9])
+    """
+    period, rest = k * run, a.shape[1:]
+    full = a.shape[0] // period
+    tail = a[full * period:full * period + run]
+    out = np.empty((full * run + tail.shape[0],) + rest, dtype=dtype or a.dtype)
+    out[:full * run].reshape((full, run) + rest)[...] = (
+        a[:full * period].reshape((full, period) + rest)[:, :run])
+    out[full * run:] = tail
+    return out
+
+
 class ERMObjective:
     """Value, gradient and Hessian of the ERM objective with cached margins.
 
@@ -123,7 +150,8 @@ class ERMObjective:
     (0.693147, 1)
     """
 
-    #: :meth:`evaluate` takes ``stride`` (a Hessian of every ``k``-th row: the solver's model)
+    #: :meth:`evaluate` takes ``stride`` (a Hessian of about every ``k``-th row, sampled by
+    #: :func:`model_rows`: the solver's model)
     strided_hessian = True
     #: :meth:`evaluate` takes ``origin`` (the gradient at 0 from the same pass: the solver's
     #: reference for its relative tolerance when it starts elsewhere)
@@ -170,6 +198,7 @@ class ERMObjective:
                            self.lambda_, weights=None if self.weights is None else self.weights[rows],
                            offset=None if self.offset is None else self.offset[rows])
         sub.linear = self.linear.copy()
+        sub._f32 = True  # its Hessians only shape the warm start's steps
         sub.work, sub._share = self.work, self._share * sub.n / self.n
         self.work["copy"] += sub._share
         return sub
@@ -221,15 +250,23 @@ class ERMObjective:
 
     def _chunk_hessian(self, Xc, sq, k: int):
         """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature);
-        with ``k > 1`` a model: that of every ``k``-th row."""
-        if k > 1:  # the Hessian of every k-th row of the chunk, scaled to stand for all
-            Xc, sq = Xc[::k], sq[::k] * np.sqrt(k)
+        with ``k > 1`` a model: that of the rows :func:`model_rows` samples (about ``1/k`` of
+        the chunk), scaled to stand for all, in single precision whatever ``d`` (the model's
+        sampling error, about ``sqrt(d k / n)``, is orders of magnitude above float32's)."""
+        sampled = k > 1
+        if sampled:  # the sample is copied and cast to single precision in one go
+            rows = Xc.shape[0]
+            Xc, sq = model_rows(Xc, k, np.float32), model_rows(sq, k)
+            sq *= np.sqrt(rows / sq.shape[0])
         active = sq > 0
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
             if sq.size == 0:
                 return None
-        if self._f32:  # cast first, scale in single precision: half the memory traffic
+        if sampled:    # the sample is the package's own copy: scale it in place
+            Xs = Xc
+            Xs *= sq.astype(np.float32)[:, None]
+        elif self._f32:  # cast first, scale in single precision: half the memory traffic
             Xs = Xc.astype(np.float32)
             Xs *= sq.astype(np.float32)[:, None]
         else:
@@ -401,8 +438,9 @@ class ERMObjective:
 
         Costs one pass over ``X`` (margins, when not cached, are computed in the same pass);
         nothing when the last line search already prepared this point. With ``stride`` ``k >
-        1`` the Hessian is a model: that of every ``k``-th row of each chunk, scaled by ``k``
-        (value and gradient stay exact), for ``1/k`` of the Hessian's flops. With
+        1`` the Hessian is a model: that of about every ``k``-th row of each chunk (runs of
+        rows, :func:`model_rows`), scaled to stand for the chunk, in single precision (value and
+        gradient stay exact), for about ``1/k`` of the Hessian's flops. With
         ``value=False`` the value is None (not computed; :meth:`value` gives it later). With
         ``origin`` the same pass also sums the gradient at 0 (the rows' weights there,
         ``l'(y o)``, times each chunk while it is in cache: about 3 % of a fit at 1e6 x 20),

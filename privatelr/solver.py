@@ -16,9 +16,9 @@ Two methods:
   the exact Hessian with every full-data pass instead: Newton's quadratic convergence, no pass
   spent on a refresh (n = 2e6 streamed from Parquet: 4 full passes instead of 7).
   :func:`minimize` warm-starts large problems on a strided subsample; the full data's first
-  pass adds the Hessian of every fourth row, the model Hessian then kept while each step cuts
-  the gradient at least ``1/_MODEL_RATIO``-fold; on n = 1e6, d = 100 the full data then need 6
-  steps, each one pass. A full step is accepted without the objective's value when the line
+  pass adds a model Hessian from about a third of the rows (runs of rows, in single precision),
+  kept while each step cuts the gradient at least ``1/_MODEL_RATIO``-fold; on n = 1e6,
+  d = 100 the full data then need 5 steps, each one pass. A full step is accepted without the objective's value when the line
   pass's gradient certifies Armijo's decrease (:func:`_accept_on_gradient`: the trapezoid rule
   with a bound on the third derivative along the line); the values, which cost as much as the
   rest of a pass at small ``d``, are computed only when that certificate fails.
@@ -49,7 +49,7 @@ _WARM_MIN_N = 100_000
 _WARM_FACTOR = 16
 _WARM_ROWS = 25      # a subsample needs at least this many rows per coefficient
 _COARSE_GTOL = 1e-2  # the subsample's own optimum is ~1e-1 (relative gradient) from the full one
-_MODEL_STRIDE = 4    # the model Hessian: every 4th row's, in the first pass of a warm-started level
+_MODEL_STRIDE = 3    # the model Hessian: about every 3rd row's, in the first pass of a warm-started level
 
 
 @dataclass(frozen=True)
@@ -514,11 +514,15 @@ def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0,
     solved to a relative gradient of ``_COARSE_GTOL``: the subsample's own optimum is only about
     1e-1 (relative gradient) from the full data's, so solving it further buys nothing. The full
     data then start from that point. Their first pass computes, with the gradient, the Hessian
-    of every ``_MODEL_STRIDE``-th row there (objectives with ``strided_hessian``; else the
-    subsample's last Hessian is used): a model Hessian at the right point whose sampling error
-    is half the subsample's, for a quarter of a Hessian pass. Secant updates improve it after
-    every step (see :func:`newton`). Measured (n = 1e6, benchmarks/bench_fit.py): 5 full passes
-    instead of 6 at d = 20 and 7 instead of 8 at d = 100. The tolerance stays relative
+    of about every ``_MODEL_STRIDE``-th row there (runs of rows in single precision,
+    :func:`privatelr.objective.model_rows`; objectives with ``strided_hessian``; else the
+    subsample's last Hessian is used): a model Hessian at the right point whose sampling error,
+    about ``sqrt(d k / n)``, is 0.43 times the subsample's, for a third of a Hessian pass.
+    Secant updates improve it after every step (see :func:`newton`). Each step then cuts the
+    gradient by about that error: at n = 1e6, d = 20 (error 0.008) four steps reach 1e-10 from
+    the warm start's 2e-2 (every 4th row, error 0.009, needed four or five depending on the
+    sample); measured on benchmarks/bench_fit.py's data: 5 full passes at d = 20 and 6 at
+    d = 100 (every 4th row: 5 and 7; the subsample's Hessian alone: 6 and 8). The tolerance stays relative
     to the gradient at ``x0``: when ``x0 = 0`` (where every fit starts), the full data's, which
     their first pass sums with the gradient at the warm start (objectives with
     ``origin_gradient``); otherwise, and on the subsamples themselves, the smallest

@@ -145,7 +145,7 @@ def test_chunk_results_come_back_in_chunk_order(monkeypatch):
 def test_hessian_passes_are_bit_identical_for_every_thread_count(monkeypatch, data, point,
                                                                   spy):
     # Hessian passes run on the pool too (BLAS on one thread meanwhile, when threadpoolctl is
-    # installed); exact and strided (every 4th row) Hessians, partials added in chunk order
+    # installed); exact and model (a third of the rows) Hessians, partials added in chunk order
     X, _, a = data
     ys, w, p = point
     out = {}

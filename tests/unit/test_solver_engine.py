@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from privatelr.losses import HuberLoss, LogisticLoss
-from privatelr.objective import ERMObjective
+from privatelr.objective import ERMObjective, model_rows
 from privatelr.solver import lbfgs, minimize, newton
 
 
@@ -174,20 +174,33 @@ def test_model_hessian_is_kept_when_good_and_replaced_when_poor(scale, refreshed
     assert (rep.counts["hessian"] > 0) == refreshed
 
 
-@pytest.mark.parametrize("d", [5, 30])  # float64 and float32 Hessian accumulation
+@pytest.mark.parametrize("d", [5, 30])
 @pytest.mark.parametrize("weights, loss", [(False, LogisticLoss()), (True, HuberLoss(0.3))])
-def test_strided_hessian_is_every_kth_rows_scaled_and_value_gradient_exact(d, weights, loss):
+def test_model_hessian_is_the_sampled_rows_scaled_and_value_gradient_exact(d, weights, loss):
     obj = _problem(n=1000, d=d, seed=4, weights=weights, loss=loss)  # one chunk
     w = np.linspace(-1, 1, d)
     f, g, H = obj.evaluate(w, True)
     f3, g3, H3 = _problem(n=1000, d=d, seed=4, weights=weights, loss=loss).evaluate(w, True, 3)
     assert f3 == f and np.array_equal(g3, g)  # the same pass, only the Hessian is a model
-    X, y, a = obj.X[::3], obj.y[::3], (obj.weights[::3] if weights else 1.0)
-    curv = loss.second_derivative(y * (X @ w)) * a * 3 / obj.n
-    tol = 1e-5 if d >= 24 else 1e-12
-    np.testing.assert_allclose(H3, X.T @ (curv[:, None] * X) + 0.05 * np.eye(d), rtol=tol,
-                               atol=tol * np.abs(H).max())
+    # the sample: the first 64 of every 192 rows (5 full periods, then 40 of the last 40 rows)
+    rows = np.flatnonzero(np.arange(1000) % 192 < 64)
+    assert rows.size == 360
+    X, y, a = obj.X[rows], obj.y[rows], (obj.weights[rows] if weights else 1.0)
+    curv = loss.second_derivative(y * (X @ w)) * a * (1000 / 360) / obj.n
+    # formed in single precision at every d: a model's sampling error dwarfs float32's
+    np.testing.assert_allclose(H3, X.T @ (curv[:, None] * X) + 0.05 * np.eye(d), rtol=1e-5,
+                               atol=1e-5 * np.abs(H).max())
     assert obj.evaluate(w, True, 1)[2] is not None  # stride 1: the exact Hessian again
+
+
+def test_model_rows_are_runs_spread_over_the_chunk_in_one_casting_copy():
+    a = np.arange(1000.0).reshape(500, 2)
+    s = model_rows(a, 4, np.float32)
+    assert s.dtype == np.float32 and s.flags.c_contiguous
+    picked = np.flatnonzero(np.arange(500) % 256 < 64)   # 64 rows of each 256, and 64 of 244
+    np.testing.assert_array_equal(s, a[picked].astype(np.float32))
+    assert model_rows(a[:10], 4).shape == (10, 2)         # under one run: every row
+    np.testing.assert_array_equal(model_rows(np.arange(10), 2, run=2), [0, 1, 4, 5, 8, 9])
 
 
 def test_warm_start_models_the_hessian_on_every_fourth_row_and_records_the_work():
