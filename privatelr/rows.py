@@ -151,14 +151,17 @@ class ArrayRows:
         values too large for the passes are reported (:meth:`Scan.check_magnitude`), for the
         caller to clip or refuse."""
         if start == 0:
-            sq = scan_rows(what, self.X, magnitude=False)
-            norms = row_norms(self.X, sq)
-            top = float(norms.max()) if self.n else 0.0
+            sq = part = scan_rows(what, self.X, magnitude=False)
         else:                       # the covariates' norms from the same pass
             sq, part = scan_rows(what, self.X, magnitude=False, start=start)
-            norms = row_norms(self.X[:, start:], part)
-            top = max_row_norm(self.X, sq)
-        n_over = 0 if bound is None else int((norms > bound * (1.0 + 5e-13)).sum())
+        top = max_row_norm(self.X, sq)
+        n_over = 0
+        if bound is not None:
+            limit, covariates = bound * (1.0 + 5e-13), self.X[:, start:]
+            # each row's norm only when the largest is over the bound (else no row is): the
+            # usual case costs no per-row square root, mask or count
+            if not (top if start == 0 else max_row_norm(covariates, part)) <= limit:
+                n_over = int((row_norms(covariates, part) > limit).sum())
         max_abs = 0.0
         if not top <= 1e150:                     # only then can a value exceed 1e150
             max_abs = float(np.abs(self.X).max())

@@ -171,3 +171,26 @@ def test_the_largest_row_norm_from_squares_is_the_largest_of_the_exact_norms():
             sq = np.einsum("ij,ij->i", X, X)
         assert max_row_norm(X, sq) == row_norms(X).max()
     assert max_row_norm(np.empty((0, 3)), np.empty(0)) == 0.0
+
+
+@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200])
+def test_scan_counts_the_rows_over_the_bound_exactly_as_their_norms_say(start, scale):
+    # ArrayRows.scan computes each row's norm only when the largest is over the bound; the
+    # count must be the count of exact norms above bound * (1 + 5e-13) either way, at every
+    # scale (rows of 1e200s or 1e-200s go through row_norms' rescaled path), with rows just
+    # inside, on and just outside the bound
+    from privatelr._validation import row_norms
+    from privatelr.rows import ArrayRows
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(2000, 6)) * scale
+    X[:, 0] = 0.5 * scale
+    cov = np.ascontiguousarray(X[:, start:])
+    norms = row_norms(cov)
+    y = np.where(rng.uniform(size=2000) < 0.5, 1, -1)
+    for bound in (norms.max() * 1.001, norms.max(), norms.max() * (1 + 1e-13),
+                  np.median(norms), norms.max() * 0.999):
+        scan = ArrayRows(X, y).scan(bound=bound, start=start)
+        assert scan.n_over == int((norms > bound * (1.0 + 5e-13)).sum())
+    assert ArrayRows(X, y).scan(bound=None, start=start).n_over == 0
