@@ -15,13 +15,14 @@ Two methods:
   (``hessian_in_pass = True``: on Dask, reading and decoding the rows dominates every pass) get
   the exact Hessian with every full-data pass instead: Newton's quadratic convergence, no pass
   spent on a refresh (n = 2e6 streamed from Parquet: 4 full passes instead of 7).
-  :func:`minimize` warm-starts large problems on a strided subsample; the full data's first
-  pass adds a model Hessian from about a third of the rows (runs of rows, in single precision),
-  kept while each step cuts the gradient at least ``1/_MODEL_RATIO``-fold; on n = 1e6,
-  d = 100 the full data then need 5 steps, each one pass. A full step is accepted without the objective's value when the line
-  pass's gradient certifies Armijo's decrease (:func:`_accept_on_gradient`: the trapezoid rule
-  with a bound on the third derivative along the line); the values, which cost as much as the
-  rest of a pass at small ``d``, are computed only when that certificate fails.
+  :func:`minimize` warm-starts large problems on a strided subsample; the full data's first pass
+  adds a model Hessian from about a third of the rows (runs of rows, in single precision), kept
+  while each step cuts the gradient at least ``1/_MODEL_RATIO``-fold; on n = 1e6, d = 100 the
+  full data then need 5 steps, each one pass. A full step is accepted without the objective's
+  value when the line pass's gradient certifies Armijo's decrease (:func:`_accept_on_gradient`:
+  the trapezoid rule with a bound on the third derivative along the line); the values, which
+  cost as much as the rest of a pass at small ``d``, are computed only when that certificate
+  fails.
 * :func:`lbfgs` — SciPy's L-BFGS-B for large ``d`` where an ``n d^2`` Hessian pass costs too much.
 
 Both stop when the infinity norm of the gradient falls below ``gtol`` times its value at the
@@ -49,7 +50,7 @@ _WARM_MIN_N = 100_000
 _WARM_FACTOR = 16
 _WARM_ROWS = 25      # a subsample needs at least this many rows per coefficient
 _COARSE_GTOL = 1e-2  # the subsample's own optimum is ~1e-1 (relative gradient) from the full one
-_MODEL_STRIDE = 3    # the model Hessian: about every 3rd row's, in the first pass of a warm-started level
+_MODEL_STRIDE = 3    # the model Hessian: a third of the rows, in a warm-started level's first pass
 
 
 @dataclass(frozen=True)
@@ -522,12 +523,13 @@ def _newton_warm(objective, x0, *, gtol: float, maxiter: int, depth: int = 0,
     gradient by about that error: at n = 1e6, d = 20 (error 0.008) four steps reach 1e-10 from
     the warm start's 2e-2 (every 4th row, error 0.009, needed four or five depending on the
     sample); measured on benchmarks/bench_fit.py's data: 5 full passes at d = 20 and 6 at
-    d = 100 (every 4th row: 5 and 7; the subsample's Hessian alone: 6 and 8). The tolerance stays relative
-    to the gradient at ``x0``: when ``x0 = 0`` (where every fit starts), the full data's, which
-    their first pass sums with the gradient at the warm start (objectives with
-    ``origin_gradient``); otherwise, and on the subsamples themselves, the smallest
-    subsample's (at d = 400 over 12,500 rows, 3.3 times the full data's). Only the starting point and the first Hessian model come
-    from subsamples: the stopping test and therefore the solution are the full data's.
+    d = 100 (every 4th row: 5 and 7; the subsample's Hessian alone: 6 and 8). The tolerance stays
+    relative to the gradient at ``x0``: when ``x0 = 0`` (where every fit starts), the full
+    data's, which their first pass sums with the gradient at the warm start (objectives with
+    ``origin_gradient``); otherwise, and on the subsamples themselves, the smallest subsample's
+    (at d = 400 over 12,500 rows, 3.3 times the full data's). Only the starting point and the
+    first Hessian model come from subsamples: the stopping test and therefore the solution are
+    the full data's.
     """
     n, d = getattr(objective, "n", 0), np.size(x0)
     if (hasattr(objective, "subsample") and n >= _WARM_MIN_N
