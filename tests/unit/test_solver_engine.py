@@ -203,7 +203,7 @@ def test_model_rows_are_runs_spread_over_the_chunk_in_one_casting_copy():
     np.testing.assert_array_equal(model_rows(np.arange(10), 2, run=2), [0, 1, 4, 5, 8, 9])
 
 
-def test_warm_start_models_the_hessian_on_every_fourth_row_and_records_the_work():
+def test_warm_start_models_the_hessian_on_a_third_of_the_rows_and_records_the_work():
     rng = np.random.default_rng(8)
     n, d = 160_000, 4
     X = rng.standard_normal((n, d)) / np.sqrt(d)
@@ -212,10 +212,10 @@ def test_warm_start_models_the_hessian_on_every_fourth_row_and_records_the_work(
     rep = minimize(obj, np.zeros(d))
     assert rep.convergence == 0 and rep.levels == 1 and rep.counts["hessian"] == 0
     # the work: every full pass, plus the 1/16 subsample's passes by their share of the rows;
-    # Hessians: the strided one (a quarter of a pass) and a few of the subsample's (1/16 each)
+    # Hessians: the model (a third of a pass) and a few of the subsample's (1/16 each)
     work = rep.work
     assert rep.passes < work["gradient"] + work["hessian"] < rep.passes + 1
-    assert 0.25 + 1 / 16 <= work["hessian"] < 0.75
+    assert 1 / 3 + 1 / 16 <= work["hessian"] < 0.75
     assert work["copy"] == pytest.approx(1 / 16, rel=1e-3)
     exact = newton(ERMObjective(X, y, LogisticLoss(), 1e-4), np.zeros(d))
     np.testing.assert_allclose(rep.x, exact.x, rtol=1e-9, atol=1e-11)
