@@ -139,20 +139,25 @@ def _check_finite(name: str, arr: np.ndarray, magnitude: bool = True) -> None:
         raise magnitude_error(name)
 
 
-def chunk_rows(d: int, chunk_bytes: int) -> int:
+#: bytes of X a pass reads per chunk (about 4 MB: a chunk's rows stay in cache while a pass
+#: reuses them); :func:`chunk_rows` turns it into rows
+CHUNK_BYTES = 4 * 2**20
+
+
+def chunk_rows(d: int, chunk_bytes: int = CHUNK_BYTES) -> int:
     """Rows per chunk of a pass over ``d`` float64 columns, about ``chunk_bytes`` a chunk: fixed
     by the shape only (never by the thread count), so a pass gives the same bits on any number
     of threads. The one rule for every chunked pass of the package.
 
     Examples
     --------
-    >>> chunk_rows(20, 4 * 2**20)
+    >>> chunk_rows(20)
     26214
     """
     return max(256, chunk_bytes // (8 * max(d, 1)))
 
 
-def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = 4 * 2**20,
+def scan_rows(name: str, X: np.ndarray, *, chunk_bytes: int = CHUNK_BYTES,
               magnitude: bool = True, start: int = 0):
     """Squared row norms of a C-ordered float64 matrix, with the finiteness check of
     :func:`as_float_matrix` folded into the same pass. With ``start > 0`` also the squared
@@ -206,7 +211,7 @@ def max_row_norm(X: np.ndarray, sq: np.ndarray) -> float:
 
 
 def row_norms(X: np.ndarray, sq: np.ndarray | None = None, *,
-              chunk_bytes: int = 4 * 2**20) -> np.ndarray:
+              chunk_bytes: int = CHUNK_BYTES) -> np.ndarray:
     """L2 norms of the rows of a 2-D float array, without overflow or underflow.
 
     Fast path: ``sqrt`` of the squared norms (``einsum``, or ``sq`` when the caller already has

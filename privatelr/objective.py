@@ -56,7 +56,6 @@ from ._validation import chunk_rows
 from .losses import Loss
 from .progress import report_pass
 
-CHUNK_BYTES = 4 * 2**20
 HESSIAN_F32_MIN_D = 24
 #: at most this many chunks of a Hessian pass are computed between two in-order additions, and
 #: their partial Hessians at most ``HESSIAN_ROUND_BYTES`` (fewer chunks per round at large d)
@@ -173,7 +172,7 @@ class ERMObjective:
         #: shared with the subsamples, so the total is the fit's, warm start included
         self.work = {"gradient": 0.0, "hessian": 0.0, "copy": 0.0}
         self._share = 1.0
-        self.chunk = chunk_rows(self.d, CHUNK_BYTES)
+        self.chunk = chunk_rows(self.d)
         self._f32 = self.d >= HESSIAN_F32_MIN_D
         self._w = None
         self._m: Any = None
@@ -232,11 +231,11 @@ class ERMObjective:
             scale *= self.weights[rows]
         return scale
 
-    def _scaled(self, d1, d2, rows, m):
-        """Per-row gradient weights ``r`` and square-root curvature weights for ``rows``.
-        The loss's arrays are reused for them when they are its own float64 arrays (not views
-        of the margins ``m``, as a user's loss might return)."""
-        scale = self._row_scale(rows)
+    def _scaled(self, d1, d2, rows, m, scale):
+        """Per-row gradient weights ``r = d1 * scale`` (``scale``: :meth:`_row_scale`) and
+        square-root curvature weights for ``rows``. The loss's arrays are reused for them when
+        they are its own float64 arrays (not views of the margins ``m``, as a user's loss might
+        return)."""
         r = d1 * scale if _borrowed(d1, m) else np.multiply(d1, scale, out=d1)
         if self.weights is not None:
             if d2 is not None:
@@ -263,11 +262,9 @@ class ERMObjective:
             Xc, sq = Xc[active], sq[active]
             if sq.size == 0:
                 return None
-        if sampled:    # the sample is the package's own copy: scale it in place
-            Xs = Xc
-            Xs *= sq.astype(np.float32)[:, None]
-        elif self._f32:  # cast first, scale in single precision: half the memory traffic
-            Xs = Xc.astype(np.float32)
+        if sampled or self._f32:  # cast first (a sample is already the package's own
+            # single-precision copy), scale in single precision: half the memory traffic
+            Xs = Xc if sampled else Xc.astype(np.float32)
             Xs *= sq.astype(np.float32)[:, None]
         else:
             Xs = Xc * sq[:, None]
@@ -401,18 +398,18 @@ class ERMObjective:
                 oc += self._yo[rows]
         fused = None if hessian or lv is not None else getattr(self.loss, "scaled_derivative",
                                                                None)
+        scale = self._row_scale(rows)
         if fused is not None:       # a gradient alone: the loss scales its derivative itself
-            r, sq = fused(out[rows], self._row_scale(rows)), None
+            r, sq = fused(out[rows], scale), None
         else:
             values, d1, d2 = self._terms(out[rows], hessian, lv is not None)
             if lv is not None:
                 lv[rows] = values
-            r, sq = self._scaled(d1, d2, rows, out)
+            r, sq = self._scaled(d1, d2, rows, out, scale)
         gk = r @ Xc
         if self._origin:            # and the gradient at w = 0, from the chunk still in cache
             zero = (self._yo[rows] if self._yo is not None else np.zeros(1))
-            r0 = self._row_scale(rows) * self.loss.derivative(zero)
-            gk = np.stack([gk, r0 @ Xc])
+            gk = np.stack([gk, (scale * self.loss.derivative(zero)) @ Xc])
         return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------

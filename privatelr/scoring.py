@@ -44,7 +44,7 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     if X.nbytes < PARALLEL_MIN_BYTES:
         return np.einsum("ij,j->i", X, coef)
     out = np.empty(X.shape[0])
-    step = chunk_rows(X.shape[1], 4 << 20)
+    step = chunk_rows(X.shape[1])
 
     def work(k: int) -> None:             # each row alone: the same bits in any block
         rows = slice(k * step, (k + 1) * step)

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._validation import (as_weights, chunk_rows, clip_rows, label_vector, not_two_valued,
                            row_norms, too_large, weights_out_of_bound)
-from ..objective import CHUNK_BYTES, HESSIAN_F32_MIN_D
+from ..objective import HESSIAN_F32_MIN_D
 from ..design.values import column_names
 from ..rows import FrameRows, Scan, is_dask, require_codes
 from ..scoring import class_dtype, output_series
@@ -179,7 +179,7 @@ def _block_sums(Xb, auxb, v, loss, order, f32):
     g = out[2:2 + d]
     H = out[2 + d:].reshape(d, d)
     weighted = auxb.shape[1] > 1
-    chunk = chunk_rows(d, CHUNK_BYTES)
+    chunk = chunk_rows(d)
     total = 0.0
     for start in range(0, nb, chunk):
         rows = slice(start, min(start + chunk, nb))
@@ -363,7 +363,7 @@ def _softmax_block(Xb, auxb, W, order):
     d = p * W.shape[1]
     out = np.zeros(2 + d + d * d)
     out[0] = nb
-    chunk = chunk_rows(d, CHUNK_BYTES)
+    chunk = chunk_rows(d)
     for start in range(0, nb, chunk):
         rows = slice(start, min(start + chunk, nb))
         a = auxb[rows, 1] if auxb.shape[1] > 1 else None
