@@ -174,6 +174,7 @@ class ERMObjective:
         self._share = 1.0
         self.chunk = chunk_rows(self.d)
         self._f32 = self.d >= HESSIAN_F32_MIN_D
+        self._x32: np.ndarray | None = None  # a subsample's single-precision copy of X
         self._w = None
         self._m: Any = None
         self._candidate: tuple | None = None
@@ -189,15 +190,23 @@ class ERMObjective:
         linear (noise) term are kept as they are. Used only to find a starting point: the
         solution is always decided on the full data. Deterministic (no randomness): a strided
         sample covers sorted data evenly. Its passes are counted separately (each reads
-        ``1/k`` of the rows).
+        ``1/k`` of the rows). It owns contiguous copies of its rows, labels, weights and
+        offsets (its passes make no strided reads) and a single-precision copy of its rows for
+        its Hessians (measured at 62,500 x 20: a Hessian 0.75 -> 0.55 ms a chunk, scaling
+        the labels 0.04 -> 0.01 ms; the extra copies cost 0.5 ms once).
         """
         k = max(1, self.n // max(1, int(m)))
         rows = slice(None, None, k)
-        sub = ERMObjective(np.ascontiguousarray(self.X[rows]), self.y[rows], self.loss,
-                           self.lambda_, weights=None if self.weights is None else self.weights[rows],
-                           offset=None if self.offset is None else self.offset[rows])
+
+        def copy(a):  # every k-th element, contiguous
+            return None if a is None else np.ascontiguousarray(a[rows])
+
+        sub = ERMObjective(copy(self.X), copy(self.y), self.loss, self.lambda_,
+                           weights=copy(self.weights), offset=copy(self.offset))
         sub.linear = self.linear.copy()
-        sub._f32 = True  # its Hessians only shape the warm start's steps
+        # its Hessians only shape the warm start's steps: single precision, from a copy made
+        # once (a few MB) rather than a cast in every pass
+        sub._f32, sub._x32 = True, sub.X.astype(np.float32)
         sub.work, sub._share = self.work, self._share * sub.n / self.n
         self.work["copy"] += sub._share
         return sub
@@ -247,27 +256,35 @@ class ERMObjective:
         d2 /= self.n
         return r, np.sqrt(d2, out=d2)
 
-    def _chunk_hessian(self, Xc, sq, k: int):
-        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature);
-        with ``k > 1`` a model: that of the rows :func:`model_rows` samples (about ``1/k`` of
-        the chunk), scaled to stand for all, in single precision whatever ``d`` (the model's
-        sampling error, about ``sqrt(d k / n)``, is orders of magnitude above float32's)."""
+    def _chunk_hessian(self, Xc, sq, k: int, rows: slice):
+        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (``Xc = X[rows]``; None when no row
+        has curvature); with ``k > 1`` a model: that of the rows :func:`model_rows` samples
+        (about ``1/k`` of the chunk), scaled to stand for all, in single precision whatever
+        ``d`` (the model's sampling error, about ``sqrt(d k / n)``, is orders of magnitude
+        above float32's)."""
         sampled = k > 1
         if sampled:  # the sample is copied and cast to single precision in one go
-            rows = Xc.shape[0]
+            size = Xc.shape[0]
             Xc, sq = model_rows(Xc, k, np.float32), model_rows(sq, k)
-            sq *= np.sqrt(rows / sq.shape[0])
+            sq *= np.sqrt(size / sq.shape[0])
+        elif self._x32 is not None:  # a subsample's own single-precision copy
+            Xc = self._x32[rows]
         active = sq > 0
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
             if sq.size == 0:
                 return None
-        if sampled or self._f32:  # cast first (a sample is already the package's own
-            # single-precision copy), scale in single precision: half the memory traffic
-            Xs = Xc if sampled else Xc.astype(np.float32)
-            Xs *= sq.astype(np.float32)[:, None]
-        else:
+        if not (sampled or self._f32):
             Xs = Xc * sq[:, None]
+        else:  # scaled in single precision: half the memory traffic
+            sq32 = sq.astype(np.float32)[:, None]
+            if sampled:  # the sample is the package's own copy: scaled in place
+                Xs = np.multiply(Xc, sq32, out=Xc)
+            elif Xc.dtype == np.float32:  # a subsample's copy: scaled into a new array
+                Xs = Xc * sq32
+            else:  # cast, then scaled in place
+                Xs = Xc.astype(np.float32)
+                Xs *= sq32
         return Xs.T @ Xs  # NumPy calls BLAS syrk for a product with its own transpose
 
     def _finish(self, w, g, H):
@@ -410,7 +427,7 @@ class ERMObjective:
         if self._origin:            # and the gradient at w = 0, from the chunk still in cache
             zero = (self._yo[rows] if self._yo is not None else np.zeros(1))
             gk = np.stack([gk, (scale * self.loss.derivative(zero)) @ Xc])
-        return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
+        return (gk, self._chunk_hessian(Xc, sq, stride, rows)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
     #: :meth:`evaluate` and :meth:`line` can skip the objective's value (``value=False``);

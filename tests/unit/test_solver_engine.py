@@ -64,6 +64,32 @@ def test_float32_hessian_branch_matches_float64():
     np.testing.assert_allclose(H, H_exact, rtol=1e-5, atol=1e-8)
 
 
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.3)])
+def test_a_subsample_holds_contiguous_copies_and_its_hessian_is_the_rows_in_single_precision(
+        loss):
+    # the warm start's subsample (every k-th row) owns contiguous copies of its rows, labels,
+    # weights and offsets (no strided reads in its passes) and one single-precision copy of
+    # its rows for its Hessians; value and gradient stay double precision and exact
+    rng = np.random.default_rng(11)
+    n, d, k = 3000, 8, 3
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    a, o = rng.uniform(0.5, 2.0, n), rng.uniform(-0.5, 0.5, n)
+    sub = ERMObjective(X, y, loss, 0.05, weights=a, offset=o).subsample(n // k)
+    for arr in (sub.X, sub.y, sub.weights, sub.offset):
+        assert arr.flags.c_contiguous and arr.base is None
+    np.testing.assert_array_equal(sub.X, X[::k])
+    assert sub._x32.dtype == np.float32 and np.array_equal(sub._x32, X[::k].astype(np.float32))
+    w = rng.standard_normal(d)
+    f, g, H = sub.evaluate(w, True)
+    ref = ERMObjective(X[::k].copy(), y[::k].copy(), loss, 0.05, weights=a[::k].copy(),
+                       offset=o[::k].copy())
+    f_ref, g_ref, H_ref = ref.evaluate(w, True)   # d < 24: the full objective's f64 Hessian
+    assert f == f_ref
+    np.testing.assert_array_equal(g, g_ref)
+    np.testing.assert_allclose(H, H_ref, rtol=2e-6, atol=1e-9)   # float32: ~1e-7 relative
+
 @pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
 def test_newton_and_lbfgs_agree_and_converge(loss):
     obj = _problem(n=500, d=8, loss=loss)
