@@ -174,7 +174,6 @@ class ERMObjective:
         self._share = 1.0
         self.chunk = chunk_rows(self.d)
         self._f32 = self.d >= HESSIAN_F32_MIN_D
-        self._x32: np.ndarray | None = None  # a subsample's single-precision copy of X
         self._w = None
         self._m: Any = None
         self._candidate: tuple | None = None
@@ -191,9 +190,10 @@ class ERMObjective:
         solution is always decided on the full data. Deterministic (no randomness): a strided
         sample covers sorted data evenly. Its passes are counted separately (each reads
         ``1/k`` of the rows). It owns contiguous copies of its rows, labels, weights and
-        offsets (its passes make no strided reads) and a single-precision copy of its rows for
-        its Hessians (measured at 62,500 x 20: a Hessian 0.75 -> 0.55 ms a chunk, scaling
-        the labels 0.04 -> 0.01 ms; the extra copies cost 0.5 ms once).
+        offsets: its passes make no strided reads (scaling a chunk's labels at 62,500 x 20:
+        0.04 -> 0.01 ms). Its rows stay double precision: a single-precision copy for its
+        Hessians saved 2 ms of a 0.2 s fit at d = 20 but cost 15 ms of 0.9 s at d = 100
+        (the new pages of the copy against a cast per chunk into reused memory).
         """
         k = max(1, self.n // max(1, int(m)))
         rows = slice(None, None, k)
@@ -204,9 +204,7 @@ class ERMObjective:
         sub = ERMObjective(copy(self.X), copy(self.y), self.loss, self.lambda_,
                            weights=copy(self.weights), offset=copy(self.offset))
         sub.linear = self.linear.copy()
-        # its Hessians only shape the warm start's steps: single precision, from a copy made
-        # once (a few MB) rather than a cast in every pass
-        sub._f32, sub._x32 = True, sub.X.astype(np.float32)
+        sub._f32 = True  # its Hessians only shape the warm start's steps
         sub.work, sub._share = self.work, self._share * sub.n / self.n
         self.work["copy"] += sub._share
         return sub
@@ -256,35 +254,27 @@ class ERMObjective:
         d2 /= self.n
         return r, np.sqrt(d2, out=d2)
 
-    def _chunk_hessian(self, Xc, sq, k: int, rows: slice):
-        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (``Xc = X[rows]``; None when no row
-        has curvature); with ``k > 1`` a model: that of the rows :func:`model_rows` samples
-        (about ``1/k`` of the chunk), scaled to stand for all, in single precision whatever
-        ``d`` (the model's sampling error, about ``sqrt(d k / n)``, is orders of magnitude
-        above float32's)."""
+    def _chunk_hessian(self, Xc, sq, k: int):
+        """The chunk's data Hessian ``Xc' diag(sq^2) Xc`` (None when no row has curvature);
+        with ``k > 1`` a model: that of the rows :func:`model_rows` samples (about ``1/k`` of
+        the chunk), scaled to stand for all, in single precision whatever ``d`` (the model's
+        sampling error, about ``sqrt(d k / n)``, is orders of magnitude above float32's)."""
         sampled = k > 1
         if sampled:  # the sample is copied and cast to single precision in one go
-            size = Xc.shape[0]
+            rows = Xc.shape[0]
             Xc, sq = model_rows(Xc, k, np.float32), model_rows(sq, k)
-            sq *= np.sqrt(size / sq.shape[0])
-        elif self._x32 is not None:  # a subsample's own single-precision copy
-            Xc = self._x32[rows]
+            sq *= np.sqrt(rows / sq.shape[0])
         active = sq > 0
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
             if sq.size == 0:
                 return None
-        if not (sampled or self._f32):
+        if sampled or self._f32:  # cast first (a sample is already the package's own
+            # single-precision copy), scale in single precision: half the memory traffic
+            Xs = Xc if sampled else Xc.astype(np.float32)
+            Xs *= sq.astype(np.float32)[:, None]
+        else:
             Xs = Xc * sq[:, None]
-        else:  # scaled in single precision: half the memory traffic
-            sq32 = sq.astype(np.float32)[:, None]
-            if sampled:  # the sample is the package's own copy: scaled in place
-                Xs = np.multiply(Xc, sq32, out=Xc)
-            elif Xc.dtype == np.float32:  # a subsample's copy: scaled into a new array
-                Xs = Xc * sq32
-            else:  # cast, then scaled in place
-                Xs = Xc.astype(np.float32)
-                Xs *= sq32
         return Xs.T @ Xs  # NumPy calls BLAS syrk for a product with its own transpose
 
     def _finish(self, w, g, H):
@@ -427,7 +417,7 @@ class ERMObjective:
         if self._origin:            # and the gradient at w = 0, from the chunk still in cache
             zero = (self._yo[rows] if self._yo is not None else np.zeros(1))
             gk = np.stack([gk, (scale * self.loss.derivative(zero)) @ Xc])
-        return (gk, self._chunk_hessian(Xc, sq, stride, rows)) if hessian else gk
+        return (gk, self._chunk_hessian(Xc, sq, stride)) if hessian else gk
 
     # -- protocol used by the solver ---------------------------------------------------
     #: :meth:`evaluate` and :meth:`line` can skip the objective's value (``value=False``);

@@ -69,8 +69,8 @@ def test_float32_hessian_branch_matches_float64():
 def test_a_subsample_holds_contiguous_copies_and_its_hessian_is_the_rows_in_single_precision(
         loss):
     # the warm start's subsample (every k-th row) owns contiguous copies of its rows, labels,
-    # weights and offsets (no strided reads in its passes) and one single-precision copy of
-    # its rows for its Hessians; value and gradient stay double precision and exact
+    # weights and offsets (no strided reads in its passes); its Hessians are formed in single
+    # precision, its value and gradient in double precision, exactly
     rng = np.random.default_rng(11)
     n, d, k = 3000, 8, 3
     X = rng.standard_normal((n, d)) / np.sqrt(d)
@@ -80,7 +80,6 @@ def test_a_subsample_holds_contiguous_copies_and_its_hessian_is_the_rows_in_sing
     for arr in (sub.X, sub.y, sub.weights, sub.offset):
         assert arr.flags.c_contiguous and arr.base is None
     np.testing.assert_array_equal(sub.X, X[::k])
-    assert sub._x32.dtype == np.float32 and np.array_equal(sub._x32, X[::k].astype(np.float32))
     w = rng.standard_normal(d)
     f, g, H = sub.evaluate(w, True)
     ref = ERMObjective(X[::k].copy(), y[::k].copy(), loss, 0.05, weights=a[::k].copy(),
