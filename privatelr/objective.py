@@ -324,9 +324,9 @@ class ERMObjective:
         """One pass over the rows: loss terms, gradient and (optionally) Hessian at a point.
 
         The point's margins are ``m`` when given; else ``m + y * (X @ step)`` along a line (the
-        increment is returned); else ``y * (X @ w)``, computed chunk by chunk in the same pass.
-        Returns ``(margins, increment_or_None, loss_values_or_None, data_gradient,
-        data_hessian)``; the per-row losses only with ``value`` (the gradient and Hessian need
+        increments are each chunk's temporary: no n-vector is kept for them); else ``y * (X @
+        w)``, computed chunk by chunk in the same pass. Returns ``(margins, loss_values_or_None,
+        data_gradient, data_hessian)``; the per-row losses only with ``value`` (the gradient and Hessian need
         only the loss's derivatives, which cost one ``exp`` a row against two transcendental
         functions with the value). Gradient and Hessian are accumulated in double precision.
         Along a line, ``cubes`` (one slot per chunk) receives each chunk's
@@ -349,7 +349,6 @@ class ERMObjective:
         fresh = m is None and not along
         vec = np.ascontiguousarray(step if along else w, dtype=np.float64)
         out = np.empty(n) if (along or fresh) else m
-        u = np.empty(n) if along else None
         lv = np.empty(n) if value else None
         count = -(-n // self.chunk)
         parallel = self.X.nbytes >= PARALLEL_MIN_BYTES
@@ -361,14 +360,14 @@ class ERMObjective:
                 for first in range(0, count, rounds):
                     parts = map_chunks(min(rounds, count - first),
                                        lambda j, first=first: self._chunk(  # type: ignore[misc]
-                                           first + j, m, vec, out, u, lv, True, stride, cubes),
+                                           first + j, m, vec, out, along, lv, True, stride, cubes),
                                        parallel)
                     for gk, Hk in parts:  # in chunk order, as a one-thread loop adds them
                         g += gk
                         if Hk is not None:
                             H += Hk
             else:
-                g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, u, lv,
+                g = sum_in_order(map_chunks(count, lambda k: self._chunk(k, m, vec, out, along, lv,
                                                                          False, 1, cubes),
                                             parallel))
                 H = None
@@ -379,16 +378,15 @@ class ERMObjective:
             self.work["gradient"] += self._share * (1.0 - 1.0 / stride)
         else:
             self.work["gradient"] += self._share
-        return out, u, lv, g, H
+        return out, lv, g, H
 
-    def _chunk(self, k, m, vec, out, u, lv, hessian, stride: int = 1, cubes=None):
-        """The body of :meth:`_sweep` for chunk ``k``: fills its rows of ``out``, ``u`` and
-        ``lv`` and returns its partial gradient (with ``hessian``: and its partial Hessian)."""
+    def _chunk(self, k, m, vec, out, along: bool, lv, hessian, stride: int = 1, cubes=None):
+        """The body of :meth:`_sweep` for chunk ``k``: fills its rows of ``out`` and ``lv`` and
+        returns its partial gradient (with ``hessian``: and its partial Hessian)."""
         rows = slice(k * self.chunk, min((k + 1) * self.chunk, self.n))
         Xc = self.X[rows]
-        if u is not None:
-            uc = u[rows]
-            np.matmul(Xc, vec, out=uc)
+        if along:  # the increments: a temporary of the chunk
+            uc = Xc @ vec
             uc *= self.y[rows]
             np.add(m[rows], uc, out=out[rows])
             if cubes is not None:
@@ -460,7 +458,7 @@ class ERMObjective:
         w = np.array(w, dtype=float)
         self._origin = bool(origin)
         try:
-            m, _, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
+            m, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
                                          max(1, int(stride)), value)
         finally:
             self._origin = False
@@ -476,7 +474,7 @@ class ERMObjective:
         w = np.array(w, dtype=float)
         f32, self._f32 = self._f32, False
         try:
-            _, _, _, _, H = self._sweep(self._cached_margins(w), w, None, True, value=False)
+            _, _, _, H = self._sweep(self._cached_margins(w), w, None, True, value=False)
         finally:
             self._f32 = f32
         return H
@@ -497,7 +495,7 @@ class ERMObjective:
         w1 = w + 1.0 * p
         bound = getattr(self.loss, "third_derivative_bound", None)
         cubes = None if bound is None else np.zeros(-(-self.n // self.chunk))
-        m1, u, _, g, H = self._sweep(m, w, p, hessian, value=False, cubes=cubes)
+        m1, _, g, H = self._sweep(m, w, p, hessian, value=False, cubes=cubes)
         g, H = self._finish(w1, g, H)
         self._ahead = (w1, m1, None, g, H)
 
@@ -506,7 +504,7 @@ class ERMObjective:
                 self._candidate = (w1, m1)
                 return self.value(w1)
             wt = w + t * p
-            mt = m + t * u
+            mt = m + t * (m1 - m)   # the increments u, to m1's rounding (none is kept)
             self._candidate = (wt, mt)
             return self._value_from(wt, self._values(mt))
 
