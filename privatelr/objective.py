@@ -326,10 +326,10 @@ class ERMObjective:
         The point's margins are ``m`` when given; else ``m + y * (X @ step)`` along a line (the
         increments are each chunk's temporary: no n-vector is kept for them); else ``y * (X @
         w)``, computed chunk by chunk in the same pass. Returns ``(margins, loss_values_or_None,
-        data_gradient, data_hessian)``; the per-row losses only with ``value`` (the gradient and Hessian need
-        only the loss's derivatives, which cost one ``exp`` a row against two transcendental
-        functions with the value). Gradient and Hessian are accumulated in double precision.
-        Along a line, ``cubes`` (one slot per chunk) receives each chunk's
+        data_gradient, data_hessian)``; the per-row losses only with ``value`` (the gradient and
+        Hessian need only the loss's derivatives, which cost one ``exp`` a row against two
+        transcendental functions with the value). Gradient and Hessian are accumulated in
+        double precision. Along a line, ``cubes`` (one slot per chunk) receives each chunk's
         ``sum a_i |u_i|^3`` of the increments ``u`` (:meth:`line`'s step certificate).
 
         Each chunk's products are BLAS calls (``gemv`` for ``X @ v`` and ``X' r``, ``syrk`` for
@@ -459,7 +459,7 @@ class ERMObjective:
         self._origin = bool(origin)
         try:
             m, lv, g, H = self._sweep(self._cached_margins(w), w, None, hessian,
-                                         max(1, int(stride)), value)
+                                      max(1, int(stride)), value)
         finally:
             self._origin = False
         if origin:

@@ -64,7 +64,6 @@ def test_float32_hessian_branch_matches_float64():
     np.testing.assert_allclose(H, H_exact, rtol=1e-5, atol=1e-8)
 
 
-
 @pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.3)])
 def test_a_subsample_holds_contiguous_copies_and_its_hessian_is_the_rows_in_single_precision(
         loss):
