@@ -94,3 +94,34 @@ def test_a_string_column_is_missing_exactly_where_pandas_says_and_codes_by_its_l
     assert plain.data.tolist() == coded.data.tolist()
     with pytest.raises(ValueError, match="outside its levels"):
         match_levels(v, ("a", "b"), "s", strict=True)
+
+
+@pytest.mark.parametrize("raw, kind", [
+    (["b", None, "a", float("nan"), "a"], "chr"),
+    ([np.str_("a"), "b", pd.NA], "chr"),               # a str subclass is text
+    (["1", "2.5", None], "chr"),                         # numbers written as text stay text
+    (["a", 1, True], None),                              # 1 and True hash alike: still mixed
+    (["a", b"a"], None),
+    (["a", 1.5], None),
+    (["a", pd.Timestamp("2020-01-01")], None),
+])
+def test_a_column_that_starts_with_text_gets_the_kind_the_full_inference_gives(raw, kind):
+    # an object column whose first value is a str is coded first and its kind read from the
+    # codes' distinct values; the result (kind, values, codes, or the refusal) must be what
+    # pandas' inference over every value decides
+    from privatelr.design.values import column_type, from_column
+
+    s = pd.Series(raw, dtype=object)
+    if kind is None:
+        with pytest.raises(ValueError, match="mixes values of different kinds"):
+            column_type(s, "x")
+        with pytest.raises(ValueError, match="mixes values of different kinds"):
+            from_column(s, "x")
+        return
+    assert column_type(s, "x") == kind
+    v = from_column(s, "x")
+    assert v.kind == kind
+    assert [x is None for x in v.data] == pd.isna(s).tolist()
+    assert [x for x in v.data if x is not None] == [x for x in raw if not pd.isna(x)]
+    codes, uniques = v.coded
+    assert [uniques[c] if c >= 0 else None for c in codes] == v.data.tolist()
