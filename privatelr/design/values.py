@@ -201,14 +201,17 @@ def from_column(series: pd.Series, name: str) -> Vec:
     """A data-frame column as an R vector (rules in the module docstring)."""
     dtype = series.dtype
     if dtype == object and len(series) and isinstance(series.iat[0], str):
-        # likely text: the hash pass that codes it also tells its kind. Every value equal to
-        # a str unique is a str (no other built-in type equals a str), and NA values are coded
-        # -1 as column_type's inference skips them, so "every unique is a str" is that
-        # inference's "string" without a second pass over the values (10 ms a 1e6-row column)
+        # likely text: the hash pass that codes it also tells its kind, without a second pass
+        # of column_type's inference over every value (10 ms a 1e6-row column). Every value
+        # equal to a str unique is a str (no other built-in type equals a str); the values
+        # coded -1 (pd.isna's) must be ones that inference skips too (None, NaN, pd.NA — not
+        # NaT or Decimal('NaN'), which make a text column mixed): then the two agree
         values = series.to_numpy(dtype=object)
         coded = pd.factorize(values, use_na_sentinel=True)
         if pd.api.types.infer_dtype(coded[1], skipna=False) == "string":
-            return _character(values, coded)
+            miss = coded[0] < 0
+            if not miss.any() or pd.api.types.infer_dtype(values[miss], skipna=True) == "empty":
+                return _character(values, coded)
     kind = column_type(series, name)
     if kind == "fct":
         return _categorical(series, name)

@@ -104,6 +104,11 @@ def test_a_string_column_is_missing_exactly_where_pandas_says_and_codes_by_its_l
     (["a", b"a"], None),
     (["a", 1.5], None),
     (["a", pd.Timestamp("2020-01-01")], None),
+    (["a", None, np.float32("nan")], "chr"),             # missing values the inference skips
+    (["a", pd.NaT], None),                               # missing to pandas, but a datetime's
+    (["a", None, np.datetime64("NaT")], None),
+    (["a", pd.Timedelta("NaT")], None),
+    (["a", __import__("decimal").Decimal("NaN")], None),
 ])
 def test_a_column_that_starts_with_text_gets_the_kind_the_full_inference_gives(raw, kind):
     # an object column whose first value is a str is coded first and its kind read from the
