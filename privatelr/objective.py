@@ -261,9 +261,9 @@ class ERMObjective:
         sampling error, about ``sqrt(d k / n)``, is orders of magnitude above float32's)."""
         sampled = k > 1
         if sampled:  # the sample is copied and cast to single precision in one go
-            rows = Xc.shape[0]
+            size = Xc.shape[0]  # the chunk's rows, which the sample stands for
             Xc, sq = model_rows(Xc, k, np.float32), model_rows(sq, k)
-            sq *= np.sqrt(rows / sq.shape[0])
+            sq *= np.sqrt(size / sq.shape[0])
         active = sq > 0
         if not active.all():  # Huber: rows outside the quadratic band add no curvature
             Xc, sq = Xc[active], sq[active]
