@@ -13,7 +13,9 @@ term, read off its internal name (``_a3_``, ``_a3_[T.L2]``, ``_a3_[L2]``, ``_a5_
 So the values of every design column follow from the atoms without going through a DataFrame:
 :func:`dense_matrix` fills a C-ordered float64 array block by block of rows (each block stays in
 cache while its columns are written), from numeric vectors and the factors' integer codes, the
-parts multiplied in their order (``inf * 0`` giving NaN). :func:`sparse_matrix` gives the same
+parts multiplied in their order (``inf * 0`` giving NaN). Numeric columns whose vectors are the
+rows of one array in memory (a data frame's float block) are copied a run at a time, and a
+factor's dummy columns are one scatter of 1s into zeros. :func:`sparse_matrix` gives the same
 values as a CSR matrix (``DesignSpec.sparse``): a column with a factor part is computed only on
 the rows of its level, so a factor with many levels costs one pass over the rows, not one per
 level; ``tests/unit/test_design_materialize.py`` checks the two paths against each other and
@@ -94,12 +96,19 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
             table[0][level] = j
             table[1].append(j)
     scattered = {j for _, cols in dummies.values() for j in cols}
+    # runs of numeric columns whose values are the rows of one array (a data frame's float
+    # block holds its columns so): one transposed copy a block, not a strided write a column
+    runs = _stacked_runs(plan, source)
     out = np.empty((m, len(plan)))
+    flat = out.reshape(-1)                  # a view: out is a new C-contiguous array
+    done = scattered.union(*(range(j, k) for j, k, _ in runs))
 
     def fill(k: int) -> None:
+        rows = slice(k * _BLOCK, min((k + 1) * _BLOCK, m))
         with np.errstate(all="ignore"):   # inf * 0 in an interaction: the row gets NaN
-            _fill_block(out[k * _BLOCK:(k + 1) * _BLOCK], slice(k * _BLOCK, (k + 1) * _BLOCK),
-                        plan, source, dummies, scattered)
+            for j0, j1, stack in runs:
+                out[rows, j0:j1] = stack[:, rows].T
+            _fill_block(out, flat, rows, plan, source, dummies, done)
 
     # every block is written by one thread and every value computed alone: the same bits for
     # any number of threads (numpy's error state is per thread: set inside the block)
@@ -107,15 +116,58 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _fill_block(block, rows, plan, source, dummies, scattered) -> None:
-    """Write the design's ``rows`` into ``block`` (see :func:`dense_matrix`)."""
+def _stacked_runs(plan, source) -> list:
+    """``(j0, j1, stack)`` for each run of two or more adjacent design columns ``j0 .. j1 - 1``
+    that are numeric atoms whose source vectors lie in memory as the rows of one 2-D array
+    (equal length and stride, equally spaced starts): ``stack`` is that array, a read-only
+    view whose row ``i`` is exactly column ``j0 + i``'s source vector (its memory is theirs,
+    kept alive by ``source`` while the design is filled)."""
+    runs = []
+    j = 0
+    while j < len(plan):
+        k = j
+        while k < len(plan) and plan[k] is not None and len(plan[k]) == 1 \
+                and plan[k][0][0] == "numeric":
+            k += 1
+        if k - j >= 2:
+            stack = _rows_of_one_array([source[plan[i][0][1]] for i in range(j, k)])
+            if stack is not None:
+                runs.append((j, k, stack))
+        j = max(k, j + 1)
+    return runs
+
+
+def _rows_of_one_array(vectors: list):
+    """The vectors as the rows of one read-only 2-D view when memory already holds them so
+    (same dtype, length and stride; the ``i``-th starting ``i`` times one gap after the
+    first), else None. Every element of the view is an element of one of the vectors."""
+    first = vectors[0]
+    start = first.__array_interface__["data"][0]
+    gap = vectors[1].__array_interface__["data"][0] - start
+    for i, v in enumerate(vectors):
+        if v.ndim != 1 or v.dtype != first.dtype or v.shape != first.shape \
+                or v.strides != first.strides or v.__array_interface__["data"][0] != start + i * gap:
+            return None
+    return np.lib.stride_tricks.as_strided(first, shape=(len(vectors), first.shape[0]),
+                                           strides=(gap, first.strides[0]), writeable=False)
+
+
+def _fill_block(out, flat, rows, plan, source, dummies, done) -> None:
+    """Write the design's ``rows`` (a slice) into ``out`` (``flat``: its flat view), every
+    column but those in ``done`` (see :func:`dense_matrix`): a factor's dummy columns set by
+    zeroing and one scatter of 1s, the others as products of their parts."""
+    block = out[rows]
+    width = out.shape[1]
     for aid, (column_of, cols) in dummies.items():
-        block[:, cols] = 0.0
+        if cols == list(range(cols[0], cols[-1] + 1)):
+            block[:, cols[0]:cols[-1] + 1] = 0.0
+        else:
+            block[:, cols] = 0.0
         c = column_of[source[aid][rows]]
-        hit = np.flatnonzero(c >= 0)
-        block[hit, c[hit]] = 1.0
+        at = np.arange(rows.start * width, rows.stop * width, width) + c
+        flat[at[c >= 0]] = 1.0
     for j, parts in enumerate(plan):
-        if j in scattered:
+        if j in done:
             continue
         if parts is None:
             block[:, j] = 1.0

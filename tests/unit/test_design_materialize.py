@@ -97,3 +97,28 @@ def test_a_design_large_enough_for_threads_gives_the_same_values(monkeypatch):
     np.testing.assert_array_equal(threaded, single)
     np.testing.assert_array_equal(threaded, dataclasses.replace(spec, sparse=True)
                                   .rows(df).X.toarray())
+
+
+@pytest.mark.parametrize("formula", ["y ~ .", "y ~ x3 + x2 + x1 + x0", "y ~ x0 + x2 + x3 + f",
+                                     "y ~ x1 + x1:x2 + x2 + x3", "y ~ 0 + x2 + x3 + f + x0"])
+def test_numeric_columns_read_from_one_block_give_the_columns_values(formula):
+    """A frame built from one 2-D array holds its float columns as the rows of one block: the
+    dense fill copies runs of them at once (a transposed copy). Forward, reversed, unevenly
+    spaced and interrupted runs, with and without missing rows, give every column's own
+    values (and the sparse path's)."""
+    rng = np.random.default_rng(7)
+    n = 20_000                                     # several of the fill's blocks of rows
+    df = pd.DataFrame(rng.normal(size=(n, 4)), columns=[f"x{j}" for j in range(4)])
+    df["f"] = pd.Categorical(rng.choice(list("abc"), n), categories=list("abc"))
+    df["y"] = rng.integers(0, 2, n)
+    for frame in (df, df.assign(x2=df["x2"].where(rng.uniform(size=n) > 0.01))):
+        spec = make_spec(formula, frame, learn=True, why="a test")
+        rows = spec.rows(frame)
+        kept = frame[rows.complete]
+        numeric = [j for j, name in enumerate(spec.design_columns) if name in frame.columns]
+        assert len(numeric) >= 3
+        for j in numeric:
+            np.testing.assert_array_equal(rows.X[:, j],
+                                          kept[spec.design_columns[j]].to_numpy())
+        np.testing.assert_array_equal(
+            rows.X, dataclasses.replace(spec, sparse=True).rows(frame).X.toarray())
