@@ -199,10 +199,13 @@ def code_response(yvec: Vec, spec, what: str) -> tuple[np.ndarray, np.ndarray]:
                     "target=, column positions are 0-based")
             raise ValueError(f"{what}: the response {spec.response!r} has values {bad} outside "
                              f"the model's {list(spec.response_levels)}")
-        codes = np.zeros(yvec.data.shape, dtype=np.float64)
-        for k, v in enumerate(values[1:], start=1):
-            codes[yvec.data == v] = k
-        return np.where(miss, 0.0, codes), miss
+        # the position of each value among the levels, by comparisons (a missing value equals
+        # none of them: its code is 0, as every missing row's)
+        codes = np.equal(yvec.data, values[1]).astype(np.float64) if values.size > 1 else \
+            np.zeros(yvec.data.shape)
+        for k, v in enumerate(values[2:], start=2):
+            codes += np.equal(yvec.data, v) * float(k)
+        return codes, miss
     levels = tuple(level_label(v) if not isinstance(v, str) else v for v in spec.response_levels)
     fct = match_levels(yvec, levels, spec.response, strict=True)
     return np.where(fct.data > 0, fct.data, 0).astype(np.float64), fct.data < 0

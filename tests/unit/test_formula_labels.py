@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from privatelr import dplr
-from privatelr.design import build_design, r_number
+from privatelr.design import build_design, make_spec, r_number
 from privatelr.design.values import level_label
 
 PRIVATE = dict(eps=1.0, data_norm=3.0, clip=True, random_state=0)
@@ -130,3 +130,20 @@ def test_a_column_that_starts_with_text_gets_the_kind_the_full_inference_gives(r
     assert [x for x in v.data if x is not None] == [x for x in raw if not pd.isna(x)]
     codes, uniques = v.coded
     assert [uniques[c] if c >= 0 else None for c in codes] == v.data.tolist()
+
+
+def test_a_numeric_response_is_coded_by_its_position_among_the_levels():
+    """Each value's code is its position among the response's levels (first level 0), a
+    missing value's row is dropped, and a value outside the levels is refused."""
+    df = pd.DataFrame({"x": np.arange(8.0), "y": [8, 4, 6, np.nan, 4, 8, 6, 6]})
+    spec = make_spec("y ~ x", df, learn=True, why="a test")
+    assert spec.response_kind == "numeric" and list(spec.response_levels) == [4, 6, 8]
+    rows = spec.rows(df)
+    np.testing.assert_array_equal(rows.codes, [2, 0, 1, 0, 2, 1, 1])
+    assert rows.codes.dtype == np.float64 and rows.n_dropped == 1
+    binary = make_spec("y ~ x", df.assign(y=[1, 0, 0, np.nan, 1, 1, 0, 0]), learn=True,
+                       why="a test")
+    np.testing.assert_array_equal(binary.rows(df.assign(y=[1, 0, 0, np.nan, 1, 1, 0, 0])).y,
+                                  [1, 0, 0, 1, 1, 0, 0])
+    with pytest.raises(ValueError, match="outside"):
+        spec.rows(df.assign(y=[8, 4, 5, 4, 4, 8, 6, 6]))
