@@ -62,14 +62,14 @@ def c_index(p, y) -> float:
     0.875
     """
     p, pos = _inputs(p, y)
-    n1 = int(pos.sum())
+    n1 = int(np.count_nonzero(pos))
     n0 = p.size - n1
     if n1 == 0 or n0 == 0:
         return float("nan")
     # Mann-Whitney by sorting values, not indices: each positive beats the negatives below its
     # score and ties (1/2) with the negatives equal to it. Twice the count is an exact integer.
     big = p.size >= _PARALLEL_MIN
-    neg, scores = map_chunks(2, lambda k: np.sort(p[pos] if k else p[~pos]), big)
+    neg, scores = map_chunks(2, lambda k: np.sort(np.compress(pos if k else ~pos, p)), big)
     # sorted queries (a cache-friendly search), in fixed slices searched on the package's pool
     # (sorting and searching release the GIL); the counts are integers, the same in any order
     step = -(-n1 // 4)
@@ -78,9 +78,8 @@ def c_index(p, y) -> float:
     twice = 2 * int(below.sum(dtype=np.int64))
     # negatives equal to a positive's score start at neg[below]: search again only for those
     # positives (none, for continuous predictions without ties)
-    tied = below < n0
-    tied[tied] = neg[below[tied]] == scores[tied]
-    if tied.any():
+    tied = np.flatnonzero((np.take(neg, below, mode="clip") == scores) & (below < n0))
+    if tied.size:
         upto = np.searchsorted(neg, scores[tied], side="right")
         twice += int((upto - below[tied]).sum(dtype=np.int64))
     return twice / (2.0 * n1 * n0)
