@@ -221,12 +221,14 @@ class DesignSpec:
                     raise ValueError(f"{what}: {atom['name']!r} was numeric when the model was "
                                      f"fitted but is {TYPE_WORDS[vec.kind]} here")
                 atoms[atom["id"]] = vec
-            complete &= ~np.broadcast_to(vec.missing(), (n,))
+            if vec.any_missing():
+                complete &= ~np.broadcast_to(vec.missing(), (n,))
         offset = None
         for text in self.offsets:
             vec = eval_rows(_stored(text), cols, book, n, f"offset({text})")
             values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
-            complete &= ~np.broadcast_to(vec.missing(), (n,))
+            if vec.any_missing():
+                complete &= ~np.broadcast_to(vec.missing(), (n,))
             offset = values if offset is None else offset + values
         if offset is not None:
             with np.errstate(invalid="ignore"):

@@ -75,6 +75,15 @@ class Vec:
             return self.data < 0
         return np.fromiter((v is None for v in self.data), dtype=bool, count=len(self.data))
 
+    def any_missing(self) -> bool:
+        """R's ``anyNA``; for numbers and factors one reduction and no mask (a NaN propagates
+        through the minimum; a missing factor code is negative)."""
+        if self.kind in ("num", "lgl"):
+            return self.data.size > 0 and bool(np.isnan(np.min(self.data)))
+        if self.kind == "fct":
+            return self.data.size > 0 and bool(np.min(self.data) < 0)
+        return bool(self.missing().any())
+
     def labels(self) -> np.ndarray:
         """Every element as R's ``as.character`` (``None`` where missing), an object array."""
         if self.kind == "chr":

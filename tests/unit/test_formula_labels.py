@@ -14,7 +14,7 @@ import pytest
 
 from privatelr import dplr
 from privatelr.design import build_design, make_spec, r_number
-from privatelr.design.values import level_label
+from privatelr.design.values import Vec, level_label
 
 PRIVATE = dict(eps=1.0, data_norm=3.0, clip=True, random_state=0)
 
@@ -147,3 +147,17 @@ def test_a_numeric_response_is_coded_by_its_position_among_the_levels():
                                   [1, 0, 0, 1, 1, 0, 0])
     with pytest.raises(ValueError, match="outside"):
         spec.rows(df.assign(y=[8, 4, 5, 4, 4, 8, 6, 6]))
+
+
+@pytest.mark.parametrize("vec", [
+    Vec("num", np.array([1.0, np.inf, -np.inf])), Vec("num", np.array([1.0, np.nan, np.inf])),
+    Vec("num", np.array([np.inf, -np.inf, np.nan])), Vec("num", np.array([], dtype=float)),
+    Vec("num", np.array(2.0)), Vec("num", np.array([np.nan])), Vec("lgl", np.array([1.0, 0.0])),
+    Vec("lgl", np.array([np.nan, 1.0])), Vec("fct", np.array([0, 2, 1]), ("a", "b", "c")),
+    Vec("fct", np.array([0, -1, 1]), ("a", "b")), Vec("fct", np.array([], dtype=int), ("a",)),
+    Vec("chr", np.array(["a", None], dtype=object)), Vec("chr", np.array(["a"], dtype=object))],
+    ids=lambda v: f"{v.kind}-{v.data.tolist()}")
+def test_any_missing_is_the_mask_reduced(vec):
+    """``Vec.any_missing`` (a minimum for numbers and factor codes, no mask) says what the
+    mask says: infinities are values, NaN and negative codes are missing."""
+    assert vec.any_missing() == bool(np.any(vec.missing()))
