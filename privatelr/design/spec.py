@@ -242,9 +242,11 @@ class DesignSpec:
         X = _model_matrix(self, atoms, complete, n)
         if not raw and self.preprocess is not None:
             X = self.preprocess.apply(X, self.intercept)
-        return Rows(X=X, codes=None if codes is None else codes[complete], complete=complete,
-                    n_dropped=int(n - complete.sum()),
-                    offset=None if offset is None else np.array(offset[complete]))
+        n_dropped = n - int(np.count_nonzero(complete))
+        keep = complete if n_dropped else slice(None)   # no boolean index when every row is kept
+        return Rows(X=X, codes=None if codes is None else codes[keep], complete=complete,
+                    n_dropped=n_dropped,
+                    offset=None if offset is None else np.array(offset[keep]))
 
     def transform(self, data, *, what: str = "data") -> tuple[np.ndarray, np.ndarray]:
         """``(X, complete)`` for new data: the final design (public map applied) of the complete
