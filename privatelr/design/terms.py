@@ -1165,13 +1165,15 @@ def match_levels(x: Vec, levels: tuple, key: str, *, strict: bool) -> Vec:
         return x
     index = {lv: i for i, lv in enumerate(levels)}
     if x.kind == "fct":
-        table = np.array([index.get(lv, -2) for lv in x.levels] + [-1], dtype=np.int64)
-        codes = table[np.where(x.data >= 0, x.data, len(x.levels))]
+        have, present = x.levels, x.data
     else:
-        inverse, uniq = (x.coded if x.kind == "chr" and x.coded is not None else
+        present, uniq = (x.coded if x.kind == "chr" and x.coded is not None else
                          pd.factorize(x.labels(), use_na_sentinel=True))
-        table = np.array([index.get(u, -2) for u in uniq.tolist()] + [-1], dtype=np.int64)
-        codes = table[np.where(inverse >= 0, inverse, len(uniq))]
+        have = uniq.tolist()
+    # each present code's level position (-2: unknown); a missing value's code, -1, takes the
+    # table's last entry, -1
+    table = np.array([index.get(lv, -2) for lv in have] + [-1], dtype=np.int64)
+    codes = table.take(present)
     unknown = codes == -2
     if unknown.any():
         if strict:
@@ -1179,5 +1181,5 @@ def match_levels(x: Vec, levels: tuple, key: str, *, strict: bool) -> Vec:
             raise ValueError(f"{key!r} has value(s) {seen[:10]} outside its levels "
                              f"{list(levels)}; declare every level up front (a model cannot "
                              "score a level it was not fitted with)")
-        codes = np.where(unknown, -1, codes)
-    return Vec("fct", codes.astype(np.int64), tuple(levels))
+        codes[unknown] = -1
+    return Vec("fct", codes, tuple(levels))

@@ -94,6 +94,15 @@ def test_a_string_column_is_missing_exactly_where_pandas_says_and_codes_by_its_l
     assert plain.data.tolist() == coded.data.tolist()
     with pytest.raises(ValueError, match="outside its levels"):
         match_levels(v, ("a", "b"), "s", strict=True)
+    # not strict: a value outside the levels is NA (R's factor(x, levels = ...)), as missing
+    assert match_levels(v, ("c", "a"), "s", strict=False).data.tolist() == \
+        [-1, -1, 1, -1, -1, 0, 1, -1]
+    # a factor recoded to other levels: by label, its missing codes staying missing
+    f = type(v)("fct", np.array([2, -1, 0, 1, 0]), ("x", "y", "z"))
+    assert match_levels(f, ("z", "x", "y"), "f", strict=True).data.tolist() == [0, -1, 1, 2, 1]
+    assert match_levels(f, ("z", "x"), "f", strict=False).data.tolist() == [0, -1, 1, -1, 1]
+    with pytest.raises(ValueError, match=r"\['y'\] outside its levels"):
+        match_levels(f, ("z", "x"), "f", strict=True)
 
 
 @pytest.mark.parametrize("raw, kind", [
