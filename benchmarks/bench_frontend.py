@@ -1,14 +1,16 @@
 """The formula front end against the fit alone: ``dplr(formula, df)`` end to end at n = 1e6
 (issue 19, targets 2 and 4).
 
-Two data frames of ``--rows`` rows (default 1e6), built with a fixed seed:
+Data frames of ``--rows`` rows (default 1e6), built with a fixed seed:
 
 * ``numeric``: ``y ~ .`` over 20 numeric columns (uniform in [-1, 1] / sqrt(20), so every row
   is in the unit ball), a 0/1 response from a logistic model;
 * ``factors``: ``y ~ x0 + ... + x4 + f1 + f2`` with five numeric columns and two declared
   factors of 20 levels each (44 design columns with the intercept);
 * ``strings``: the same rows with the factors as string (object) columns and their levels
-  declared by ``levels=`` (what the CLI passes for ``--levels``).
+  declared by ``levels=`` (what the CLI passes for ``--levels``);
+* ``str``: the same with pandas' own string dtype (``"str"``: pandas 3's default for text,
+  what ``read_csv`` gives the CLI).
 
 Each case runs in a fresh process (so its peak memory is its own): the data frame is built,
 then ``dplr(..., eps=1, random_state=0)`` (``data_norm`` the public bound of the rows) is
@@ -58,10 +60,10 @@ def _frame(case: str, n: int):
         eta = 3 * (X[:, 0] - X[:, 1]) + 0.5 * (df["f1"].cat.codes.to_numpy() < 10)
         formula = "y ~ " + " + ".join([f"x{j}" for j in range(5)] + ["f1", "f2"])
         data_norm = 1.6                     # public: sqrt(5 / 9 + 2) with the two dummies
-        if case == "strings":
+        if case in ("strings", "str"):
             declared = {f: levels for f in ("f1", "f2")}
             for f in ("f1", "f2"):
-                df[f] = df[f].astype(object)
+                df[f] = df[f].astype(object if case == "strings" else "str")
     df["y"] = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(np.int64)
     return df, formula, data_norm, (declared if case != "numeric" else None)
 
@@ -114,14 +116,15 @@ def main(argv=None) -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--one", choices=["numeric", "factors", "strings"], help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=["numeric", "factors", "strings", "str"],
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.one, args.rows, args.repeat)))
         return
     load = os.getloadavg()[0]
     out = []
-    for case in ("numeric", "factors", "strings"):
+    for case in ("numeric", "factors", "strings", "str"):
         cmd = [sys.executable, __file__, "--one", case, "--rows", str(args.rows),
                "--repeat", str(args.repeat)]
         res = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

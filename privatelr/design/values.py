@@ -257,8 +257,15 @@ def from_column(series: pd.Series, name: str) -> Vec:
             return Vec("num", np.array(vals, dtype=np.float64))
         return Vec("num", series.to_numpy(dtype=np.float64, na_value=np.nan))
     # character
-    values = series.to_numpy(dtype=object, na_value=None) if not dtype == object else \
-        series.to_numpy(dtype=object)
+    if dtype != object:
+        # a pandas string array (pandas 3's default "str", "string", an Arrow string): coded by
+        # the array itself (Arrow: its dictionary encoding), the values being the distinct ones
+        # taken by code, not every string converted to a new Python object
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        uniq = np.asarray(uniques, dtype=object)
+        return Vec("chr", np.append(uniq, None).take(codes),   # code -1, missing: None
+                   coded=(codes, uniq))
+    values = series.to_numpy(dtype=object)
     return _character(values, pd.factorize(values, use_na_sentinel=True))
 
 

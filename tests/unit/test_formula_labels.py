@@ -170,3 +170,30 @@ def test_any_missing_is_the_mask_reduced(vec):
     """``Vec.any_missing`` (a minimum for numbers and factor codes, no mask) says what the
     mask says: infinities are values, NaN and negative codes are missing."""
     assert vec.any_missing() == bool(np.any(vec.missing()))
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[python]", "string[pyarrow]", "arrow"])
+def test_a_pandas_string_column_reads_as_its_object_column(dtype):
+    """A pandas string array (pandas 3's default "str", "string", an Arrow string) is coded by
+    the array and its values taken from the distinct ones: the same vector, codes and levels
+    as the same column of Python objects, missing values None, and the same fit."""
+    import pyarrow as pa                     # a test extra (pandas' Arrow strings)
+
+    from privatelr.design.values import from_column
+
+    raw = ["b", None, "a", float("nan"), "c", "a", None, "é"]
+    want = from_column(pd.Series(raw, dtype=object), "s")
+    dt = pd.ArrowDtype(pa.string()) if dtype == "arrow" else dtype
+    got = from_column(pd.Series(raw, dtype=dt), "s")
+    assert got.kind == want.kind == "chr"
+    assert got.data.tolist() == want.data.tolist() == ["b", None, "a", None, "c", "a", None, "é"]
+    assert got.coded[0].tolist() == want.coded[0].tolist()
+    assert list(got.coded[1]) == list(want.coded[1]) == ["b", "a", "c", "é"]
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.normal(size=300) / 3,
+                       "g": rng.choice(["u", "v", "w"], 300).astype(object)})
+    df["y"] = (rng.uniform(size=300) < 0.5).astype(int)
+    fits = [dplr("y ~ x + g", frame, eps=1.0, data_norm=1.5, random_state=0,
+                 levels={"g": ["u", "v", "w"]}).coef
+            for frame in (df, df.assign(g=df["g"].astype(dt)))]
+    np.testing.assert_array_equal(fits[0], fits[1])
