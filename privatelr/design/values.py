@@ -262,9 +262,8 @@ def from_column(series: pd.Series, name: str) -> Vec:
         # the array itself (Arrow: its dictionary encoding), the values being the distinct ones
         # taken by code, not every string converted to a new Python object
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        uniq = np.asarray(uniques, dtype=object)
-        return Vec("chr", np.append(uniq, None).take(codes),   # code -1, missing: None
-                   coded=(codes, uniq))
+        table = np.array([*uniques, None], dtype=object)   # code -1 (missing) reads the None
+        return Vec("chr", table.take(codes), coded=(codes, table[:-1]))
     values = series.to_numpy(dtype=object)
     return _character(values, pd.factorize(values, use_na_sentinel=True))
 
