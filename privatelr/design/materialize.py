@@ -142,14 +142,19 @@ def _rows_of_one_array(vectors: list):
     (same dtype, length and stride; the ``i``-th starting ``i`` times one gap after the
     first), else None. Every element of the view is an element of one of the vectors."""
     first = vectors[0]
-    start = first.__array_interface__["data"][0]
-    gap = vectors[1].__array_interface__["data"][0] - start
+    start = _address(first)
+    gap = _address(vectors[1]) - start
     for i, v in enumerate(vectors):
         if v.ndim != 1 or v.dtype != first.dtype or v.shape != first.shape \
-                or v.strides != first.strides or v.__array_interface__["data"][0] != start + i * gap:
+                or v.strides != first.strides or _address(v) != start + i * gap:
             return None
     return np.lib.stride_tricks.as_strided(first, shape=(len(vectors), first.shape[0]),
                                            strides=(gap, first.strides[0]), writeable=False)
+
+
+def _address(v: np.ndarray) -> int:
+    """Where ``v``'s first element lies in memory."""
+    return v.__array_interface__["data"][0]
 
 
 def _fill_block(out, flat, rows, plan, source, dummies, done) -> None:
