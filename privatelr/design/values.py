@@ -21,7 +21,9 @@ be present (so one row scored alone gets what it gets in a batch):
 * ``datetime64`` (naive or with a time zone) → ``num``, seconds since 1970-01-01 UTC, as R's
   ``POSIXct``; ``timedelta64`` → ``num`` seconds;
 * ``Categorical`` → ``fct`` with the categories as levels (labelled as R's ``as.character``);
-* strings (``object`` or ``string`` dtype holding only ``str``) → ``chr``; an ``object`` column
+* strings (``object`` dtype holding only ``str``, or a pandas string dtype: pandas 3's
+  ``"str"``, ``"string"``, an Arrow string) → ``chr``, coded once with ``pd.factorize`` (a
+  string array by its own factorization, Arrow's dictionary encoding); an ``object`` column
   holding only numbers → ``num``, only booleans → ``lgl``; one that mixes kinds (``True``,
   ``"1"``, ``1``) is refused with ``ValueError``, as are complex numbers and bytes.
 
