@@ -138,18 +138,51 @@ def _stacked_runs(plan, source) -> list:
 
 
 def _rows_of_one_array(vectors: list):
-    """The vectors as the rows of one read-only 2-D view when memory already holds them so
-    (same dtype, length and stride; the ``i``-th starting ``i`` times one gap after the
-    first), else None. Every element of the view is an element of one of the vectors."""
+    """The vectors as the rows of one read-only 2-D view when memory already holds them so,
+    else None: they must be views of one array (the same root of their ``base`` chains, a
+    data frame's float block) with the same dtype, length and stride, the ``i``-th starting
+    ``i`` times one gap after the first. The view's elements are then the vectors' own, inside
+    that root's memory, which the view keeps alive through its base. (Its bounds must stay in
+    one allocation: NumPy copies a source whose bounds enclose the destination's through a
+    temporary, checked the same way, so bounds spanning the heap between two allocations could
+    recurse until the C stack overflows.)"""
     first = vectors[0]
+    root = _root(first)
     start = _address(first)
     gap = _address(vectors[1]) - start
     for i, v in enumerate(vectors):
         if v.ndim != 1 or v.dtype != first.dtype or v.shape != first.shape \
-                or v.strides != first.strides or _address(v) != start + i * gap:
+                or v.strides != first.strides or _address(v) != start + i * gap \
+                or _root(v) is not root:
             return None
-    return np.lib.stride_tricks.as_strided(first, shape=(len(vectors), first.shape[0]),
+    view = np.lib.stride_tricks.as_strided(first, shape=(len(vectors), first.shape[0]),
                                            strides=(gap, first.strides[0]), writeable=False)
+    return view if _within(view, root) else None
+
+
+def _root(v: np.ndarray) -> np.ndarray:
+    """The array at the end of ``v``'s chain of ndarray bases (the one that holds its memory)."""
+    while isinstance(v.base, np.ndarray):
+        v = v.base
+    return v
+
+
+def _extent(v: np.ndarray) -> tuple[int, int]:
+    """The first and last byte addresses ``v``'s elements touch (``v`` non-empty)."""
+    lo = hi = _address(v)
+    for size, stride in zip(v.shape, v.strides):
+        reach = (size - 1) * stride
+        lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
+    return lo, hi + v.itemsize - 1
+
+
+def _within(view: np.ndarray, root: np.ndarray) -> bool:
+    """Whether every byte of ``view`` lies between ``root``'s first and last (one allocation:
+    an array's memory is one buffer)."""
+    if view.size == 0 or root.size == 0:
+        return False
+    (lo, hi), (root_lo, root_hi) = _extent(view), _extent(root)
+    return root_lo <= lo and hi <= root_hi
 
 
 def _address(v: np.ndarray) -> int:

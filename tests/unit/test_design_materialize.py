@@ -122,3 +122,22 @@ def test_numeric_columns_read_from_one_block_give_the_columns_values(formula):
                                           kept[spec.design_columns[j]].to_numpy())
         np.testing.assert_array_equal(
             rows.X, dataclasses.replace(spec, sparse=True).rows(frame).X.toarray())
+
+
+def test_only_rows_of_one_array_are_read_as_one():
+    """The stacked view is made only from vectors that are rows of one array (the same memory
+    root, inside its bytes): never from separate allocations, whatever their spacing."""
+    from privatelr.design.materialize import _rows_of_one_array
+
+    block = np.arange(40.0).reshape(4, 10)
+    view = _rows_of_one_array([block[0], block[1], block[2]])
+    np.testing.assert_array_equal(view, block[:3])
+    np.testing.assert_array_equal(_rows_of_one_array([block[3], block[1]]), block[[3, 1]])
+    np.testing.assert_array_equal(_rows_of_one_array([block[1, 2:7], block[2, 2:7]]),
+                                  block[1:3, 2:7])
+    assert _rows_of_one_array([block[0], block[1], block[3]]) is None      # uneven spacing
+    assert _rows_of_one_array([block[0, :5], block[1, 1:6]]) is not None   # rows 0 and 1 of a
+    # strided view of the block's memory (a gap of 11 elements), still inside the block
+    a, b = np.arange(10.0), np.arange(10.0)                                # two allocations
+    assert _rows_of_one_array([a, b]) is None and _rows_of_one_array([b, a]) is None
+    assert _rows_of_one_array([block[0], block[1].copy()]) is None
