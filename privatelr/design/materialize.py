@@ -118,10 +118,9 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
 
 def _stacked_runs(plan, source) -> list:
     """``(j0, j1, stack)`` for each run of two or more adjacent design columns ``j0 .. j1 - 1``
-    that are numeric atoms whose source vectors lie in memory as the rows of one 2-D array
-    (equal length and stride, equally spaced starts): ``stack`` is that array, a read-only
-    view whose row ``i`` is exactly column ``j0 + i``'s source vector (its memory is theirs,
-    kept alive by ``source`` while the design is filled)."""
+    that are numeric atoms whose source vectors are the rows of one array in memory
+    (:func:`_rows_of_one_array`): ``stack`` is a read-only view whose row ``i`` is exactly
+    column ``j0 + i``'s source vector."""
     runs = []
     j = 0
     while j < len(plan):
