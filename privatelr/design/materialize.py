@@ -26,6 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:                                    # NumPy 2 (NumPy 1: the top-level namespace)
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:                     # pragma: no cover
+    from numpy import byte_bounds  # type: ignore[attr-defined,no-redef]
+
 from .._threads import PARALLEL_MIN_BYTES, map_chunks
 from .algebra import FC_PART
 
@@ -96,6 +101,9 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
             table[0][level] = j
             table[1].append(j)
     scattered = {j for _, cols in dummies.values() for j in cols}
+    for aid, (column_of, cols) in dummies.items():   # zeroed by a slice when adjacent
+        if cols == list(range(cols[0], cols[-1] + 1)):
+            dummies[aid] = (column_of, slice(cols[0], cols[-1] + 1))
     # runs of numeric columns whose values are the rows of one array (a data frame's float
     # block holds its columns so): one transposed copy a block, not a strided write a column
     runs = _stacked_runs(plan, source)
@@ -166,22 +174,11 @@ def _root(v: np.ndarray) -> np.ndarray:
     return v
 
 
-def _extent(v: np.ndarray) -> tuple[int, int]:
-    """The first and last byte addresses ``v``'s elements touch (``v`` non-empty)."""
-    lo = hi = _address(v)
-    for size, stride in zip(v.shape, v.strides):
-        reach = (size - 1) * stride
-        lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
-    return lo, hi + v.itemsize - 1
-
-
 def _within(view: np.ndarray, root: np.ndarray) -> bool:
     """Whether every byte of ``view`` lies between ``root``'s first and last (one allocation:
     an array's memory is one buffer)."""
-    if view.size == 0 or root.size == 0:
-        return False
-    (lo, hi), (root_lo, root_hi) = _extent(view), _extent(root)
-    return root_lo <= lo and hi <= root_hi
+    (lo, hi), (root_lo, root_hi) = byte_bounds(view), byte_bounds(root)
+    return view.size > 0 and root_lo <= lo and hi <= root_hi
 
 
 def _address(v: np.ndarray) -> int:
@@ -196,10 +193,7 @@ def _fill_block(out, flat, rows, plan, source, dummies, done) -> None:
     block = out[rows]
     width = out.shape[1]
     for aid, (column_of, cols) in dummies.items():
-        if cols == list(range(cols[0], cols[-1] + 1)):
-            block[:, cols[0]:cols[-1] + 1] = 0.0
-        else:
-            block[:, cols] = 0.0
+        block[:, cols] = 0.0
         c = column_of[source[aid][rows]]
         at = np.arange(rows.start * width, rows.stop * width, width) + c
         flat[at[c >= 0]] = 1.0
