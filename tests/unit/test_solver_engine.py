@@ -88,6 +88,7 @@ def test_a_subsample_holds_contiguous_copies_and_its_hessian_is_the_rows_in_sing
     np.testing.assert_array_equal(g, g_ref)
     np.testing.assert_allclose(H, H_ref, rtol=2e-6, atol=1e-9)   # float32: ~1e-7 relative
 
+
 @pytest.mark.parametrize("loss", [LogisticLoss(), HuberLoss(0.5)])
 def test_newton_and_lbfgs_agree_and_converge(loss):
     obj = _problem(n=500, d=8, loss=loss)
