@@ -91,23 +91,21 @@ def dense_matrix(spec, atoms: dict, complete: np.ndarray, n: int) -> np.ndarray:
     n_levels = {a["id"]: len(a["levels"]) for a in spec.atoms if a["kind"] == "factor"}
     m = int(complete.sum())
     source = _sources(spec, atoms, complete, n)
-    # a factor's own dummy columns (main effects) are set by one scatter per block: zeros,
-    # then 1 at (row, column of the row's level); every other column is a product of parts
+    # a factor's own dummy columns (main effects) are set by one scatter of 1s per block, at
+    # (row, column of the row's level), into zeros; every other column is a product of parts
     dummies: dict = {}
+    scattered = set()
     for j, parts in enumerate(plan):
         if parts is not None and len(parts) == 1 and parts[0][0] == "factor":
             aid, level = parts[0][1], parts[0][2]
-            table = dummies.setdefault(aid, (np.full(n_levels[aid] + 1, -1, dtype=np.intp), []))
-            table[0][level] = j
-            table[1].append(j)
-    scattered = {j for _, cols in dummies.values() for j in cols}
-    for aid, (column_of, cols) in dummies.items():   # zeroed by a slice when adjacent
-        if cols == list(range(cols[0], cols[-1] + 1)):
-            dummies[aid] = (column_of, slice(cols[0], cols[-1] + 1))
+            dummies.setdefault(aid, np.full(n_levels[aid] + 1, -1, dtype=np.intp))[level] = j
+            scattered.add(j)
     # runs of numeric columns whose values are the rows of one array (a data frame's float
     # block holds its columns so): one transposed copy a block, not a strided write a column
     runs = _stacked_runs(plan, source)
-    out = np.empty((m, len(plan)))
+    # with dummies, the zeros come from np.zeros: a large array's new pages are zero already
+    # (the kernel's), so the dummy columns are not written twice
+    out = (np.zeros if dummies else np.empty)((m, len(plan)))
     flat = out.reshape(-1)                  # a view: out is a new C-contiguous array
     done = scattered.union(*(range(j, k) for j, k, _ in runs))
 
@@ -187,13 +185,13 @@ def _address(v: np.ndarray) -> int:
 
 
 def _fill_block(out, flat, rows, plan, source, dummies, done) -> None:
-    """Write the design's ``rows`` (a slice) into ``out`` (``flat``: its flat view), every
-    column but those in ``done`` (see :func:`dense_matrix`): a factor's dummy columns set by
-    zeroing and one scatter of 1s, the others as products of their parts."""
+    """Write the design's ``rows`` (a slice) into ``out`` (``flat``: its flat view; zeros
+    wherever ``dummies`` are), every column but those in ``done`` (see :func:`dense_matrix`): a
+    factor's dummy columns by one scatter of 1s (``dummies`` maps the factor to the design
+    column of each level, -1 for none), the others as products of their parts."""
     block = out[rows]
     width = out.shape[1]
-    for aid, (column_of, cols) in dummies.items():
-        block[:, cols] = 0.0
+    for aid, column_of in dummies.items():
         c = column_of[source[aid][rows]]
         at = np.arange(rows.start * width, rows.stop * width, width) + c
         flat[at[c >= 0]] = 1.0
