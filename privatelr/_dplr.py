@@ -65,7 +65,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from . import erm, multinomial
 from ._validation import check_bool, check_int, check_real
@@ -85,6 +84,7 @@ from .report.roc import best_threshold, c_index
 from .multiclass import MulticlassDPLR
 from .multinomial import check_multiclass
 from .results import DPLR, SEED_GIVEN, Diagnostics
+from .scoring import probabilities
 
 __all__ = ["dplr", "fit_frame"]
 
@@ -759,7 +759,7 @@ def fit_frame(spec: DesignSpec, data, *, call: str, lambda_, eps: float, verbose
     scores = rows.training_scores(res.coef)
     cindex, p_tr = math.nan, 0.5
     if scores is not None:
-        prob, y01 = expit(scores[0], out=scores[0]), scores[1]   # in place: one n-vector less
+        prob, y01 = probabilities(scores[0], out=scores[0]), scores[1]   # in place
         cindex = c_index(prob, y01)
         if threshold != "fixed":
             _say(verbose, 1, f"dplr: learning non-private threshold with method {threshold}")

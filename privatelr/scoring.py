@@ -24,7 +24,8 @@ from scipy.special import expit
 from ._threads import PARALLEL_MIN_BYTES, map_chunks
 from ._validation import chunk_rows, is_sparse
 
-__all__ = ["linear_predictor", "finite_rows", "outputs", "output_series", "TYPES"]
+__all__ = ["linear_predictor", "probabilities", "finite_rows", "outputs", "output_series",
+           "TYPES"]
 
 type_of = type
 
@@ -51,6 +52,28 @@ def linear_predictor(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
         np.einsum("ij,j->i", X[rows], coef, out=out[rows])
 
     map_chunks(-(-X.shape[0] // step), work)
+    return out
+
+
+def probabilities(eta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``expit(eta)``, the logistic function of a float64 linear predictor, in place when
+    ``out`` is ``eta``; a long vector in fixed chunks on the package's pool (each value is
+    computed alone: the same bits for any number of threads).
+
+    >>> probabilities(np.array([0.0, np.inf, np.nan])).tolist()
+    [0.5, 1.0, nan]
+    """
+    eta = np.asarray(eta, dtype=np.float64)
+    out = np.empty_like(eta) if out is None else out
+    if eta.nbytes < PARALLEL_MIN_BYTES:
+        return expit(eta, out=out)
+    step = 1 << 16
+
+    def work(k: int) -> None:
+        rows = slice(k * step, (k + 1) * step)
+        expit(eta[rows], out=out[rows])
+
+    map_chunks(-(-eta.size // step), work)
     return out
 
 
@@ -89,7 +112,7 @@ def outputs(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: float, 
         eta[complete] = scores
     if type == "link":
         return eta
-    p = expit(eta)
+    p = probabilities(eta, out=eta)
     if type in ("probabilities", "response"):
         return p
     lo, hi = labels
@@ -124,11 +147,11 @@ def output_series(X: np.ndarray, complete: np.ndarray, coef: np.ndarray, p_tr: f
 
     eta = outputs(X, complete, coef, p_tr, labels, "link", offset=offset)
     if type in ("probabilities", "response", "link"):
-        values = eta if type == "link" else expit(eta)
+        values = eta if type == "link" else probabilities(eta, out=eta)
         return pd.Series(values, index=index, name="link" if type == "link" else "probabilities")
     if type != "class":
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
-    p = expit(eta)
+    p = probabilities(eta, out=eta)
     codes = np.where(np.isnan(p), -1, (p > p_tr).astype(np.int8))
     return pd.Series(pd.Categorical.from_codes(codes, dtype=class_dtype(labels)), index=index,
                      name="class")

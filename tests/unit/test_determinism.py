@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 from privatelr import _threads, erm, objective
 from privatelr._validation import scan_rows
 from privatelr.losses import HuberLoss, LogisticLoss
 from privatelr.objective import ERMObjective
+from privatelr.scoring import probabilities
 
 N, D = 70_000, 30
 THREADS = ("1", "2", "3", "4")
@@ -118,6 +120,21 @@ def test_scan_rows_is_bit_identical_for_every_thread_count(monkeypatch, data):
         ref = sq if ref is None else ref
         assert np.array_equal(sq, ref)
     assert np.array_equal(ref, np.einsum("ij,ij->i", X, X))
+
+
+def test_probabilities_are_expit_for_every_thread_count(monkeypatch):
+    """The training probabilities and predict's, chunked on the pool above 16 MiB: expit's own
+    values, in place or not (2.5e6 values, infinities and NaN among them)."""
+    eta = np.random.default_rng(5).standard_normal(2_500_000) * 40
+    eta[:3] = [np.inf, -np.inf, np.nan]
+    assert eta.nbytes >= _threads.PARALLEL_MIN_BYTES
+    ref = expit(eta)
+    for threads in THREADS:
+        monkeypatch.setenv("PRIVATELR_NUM_THREADS", threads)
+        assert np.array_equal(probabilities(eta), ref, equal_nan=True)
+        inplace = eta.copy()
+        assert probabilities(inplace, out=inplace) is inplace
+        assert np.array_equal(inplace, ref, equal_nan=True)
 
 
 def test_fit_is_bit_identical_for_every_blas_thread_count(monkeypatch, data):
