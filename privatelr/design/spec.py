@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import PARALLEL_MIN_BYTES, map_chunks
 from .algebra import design_columns, expand_terms, split_offsets
 from .checks import check_params, check_spec_dict
 from .coding import (TYPE_WORDS, as_factor_atom, atom_levels, check_per_row, check_response,
@@ -201,6 +202,7 @@ class DesignSpec:
             codes, ymiss = code_response(yvec, self, what)
             complete &= ~ymiss
         atoms: dict = {}
+        checks = []                 # the vectors whose missing values drop rows
         for atom in self.atoms:
             if atom["kind"] == "matrix":
                 node: Any = _stored(atom["name"])
@@ -221,15 +223,19 @@ class DesignSpec:
                     raise ValueError(f"{what}: {atom['name']!r} was numeric when the model was "
                                      f"fitted but is {TYPE_WORDS[vec.kind]} here")
                 atoms[atom["id"]] = vec
-            if vec.any_missing():
-                complete &= ~np.broadcast_to(vec.missing(), (n,))
+            checks.append(vec)
         offset = None
         for text in self.offsets:
             vec = eval_rows(_stored(text), cols, book, n, f"offset({text})")
             values = np.broadcast_to(np.asarray(vec.data, dtype=np.float64), (n,))
-            if vec.any_missing():
-                complete &= ~np.broadcast_to(vec.missing(), (n,))
+            checks.append(vec)
             offset = values if offset is None else offset + values
+        # one reduction a vector, on the pool for long columns; a mask only for those with any
+        for vec, any_missing in zip(checks, map_chunks(
+                len(checks), lambda k: checks[k].any_missing(),
+                parallel=8 * n * len(checks) >= PARALLEL_MIN_BYTES)):
+            if any_missing:
+                complete &= ~np.broadcast_to(vec.missing(), (n,))
         if offset is not None:
             with np.errstate(invalid="ignore"):
                 bad = complete & ~np.isfinite(offset)
