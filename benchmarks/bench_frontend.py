@@ -107,6 +107,7 @@ def one(case: str, n: int, repeat: int) -> dict:
         return erm.fit(X, y, lambda_=model.lambda_, eps=1.0, data_norm=model.norm_bound,
                        random_state=0)
 
+    pool = ThreadPoolExecutor(2)
     halves = [slice(0, X.shape[0] // 2), slice(X.shape[0] // 2, None)]
 
     def floor():
@@ -118,7 +119,6 @@ def one(case: str, n: int, repeat: int) -> dict:
         np.sort(eta)                           # the scores in order (faster here than
         #                                        sorting each class's on two threads)
 
-    pool = ThreadPoolExecutor(2)
     res = fit_alone()
     floor()
     # interleaved (dplr, fit, floor, dplr, ...): a change of load hits every side of a round

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .calibration import Calibration
-from .scoring import outputs
+from .scoring import outputs, probabilities
 
 __all__ = ["Diagnostics", "ERMResult", "DPLR", "ModelFields", "Status", "calibration_property",
            "TuningRecord", "WALRResult", "predict", "summary", "guarantee_text", "MODEL_FORMAT",
@@ -750,7 +750,6 @@ def predict(model: DPLR, data=None, type: str = "probabilities", se_fit: bool = 
 def _predict_se(model: DPLR, data, type: str):
     """``predict(..., se_fit=True)``: fit and standard error of every input row."""
     import pandas as pd
-    from scipy.special import expit
 
     from .inference import se_linear
 
@@ -771,7 +770,7 @@ def _predict_se(model: DPLR, data, type: str):
         f, e = se_linear(model, np.asarray(r.X, dtype=np.float64))
         fit[r.complete], se[r.complete] = f if r.offset is None else f + r.offset, e
     if type != "link":
-        fit = expit(fit)
+        fit = probabilities(fit, out=fit)
         se = fit * (1.0 - fit) * se
     index = data.index if hasattr(data, "index") and hasattr(data, "columns") else None
     return pd.DataFrame({"fit": fit, "se_fit": se}, index=index)
@@ -922,9 +921,7 @@ class WALRResult(_Inference):
 
     def predict_proba(self, X) -> np.ndarray:
         """Predicted probabilities :math:`\\sigma(X\\theta)` of the positive label."""
-        from scipy.special import expit
-
-        return expit(self.decision_function(X))
+        return probabilities(self.decision_function(X))
 
     def predict(self, X, threshold: float = 0.5) -> np.ndarray:
         """Predicted 0/1 labels: 1 where the probability exceeds ``threshold`` (NaN rows stay NaN)."""
